@@ -1,0 +1,140 @@
+// The GPU implementation of every op: validate (shared), pick a kernel (dispatch table), prepare
+// operands in the kernel's layout, take the split-K workspace from the caching allocator, and
+// launch on the tensor's device and current stream. Compiled only against a GPU build of torch
+// (FLYGEMM_WITH_GPU); the same code serves CUDA and ROCm (torch exposes HIP through at::cuda).
+#ifdef FLYGEMM_WITH_GPU
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAGraphsC10Utils.h>
+#include <torch/library.h>
+
+#include <mutex>
+#include <set>
+
+#include "device_runtime.h"
+#include "dispatch.h"
+#include "layout.h"
+#include "ops_common.h"
+
+namespace flygemm {
+namespace {
+
+std::string device_arch(int device) {
+  const auto* prop = at::cuda::getDeviceProperties(device);
+#ifdef USE_ROCM
+  std::string name = prop->gcnArchName;
+  return name.substr(0, name.find(':'));  // "gfx942:sramecc+:xnack-" -> "gfx942"
+#else
+  std::string arch = "sm_" + std::to_string(prop->major) + std::to_string(prop->minor);
+  return arch == "sm_90" ? "sm_90a" : arch;  // Hopper kernels are built for the 'a' target
+#endif
+}
+
+bool capturing() {
+  return c10::cuda::currentStreamCaptureStatusMayInitCtx() != c10::cuda::CaptureStatus::None;
+}
+
+// A row-major view with unit inner stride and 16-byte aligned rows, copying only if needed.
+at::Tensor rows_contiguous(const at::Tensor& t) {
+  const int64_t elem = t.element_size();
+  const bool ok = t.stride(1) == 1 && t.stride(0) >= t.size(1) && (t.stride(0) * elem) % 16 == 0 &&
+                  reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
+  return ok ? t : t.contiguous();
+}
+
+at::Tensor weight_in_layout(const at::Tensor& w, WeightLayout want) {
+  if (want == WeightLayout::plain) return plain_weight(w).contiguous();
+  return w.dim() == 4 ? w.contiguous() : preshuffle(w.contiguous());
+}
+
+}  // namespace
+
+void ensure_loaded(const KernelRecord& k, int device) {
+  static std::mutex mu;
+  static std::set<std::pair<const KernelRecord*, int>> loaded;
+  std::lock_guard<std::mutex> lock(mu);
+  if (loaded.count({&k, device})) return;
+  TORCH_CHECK(!capturing(), "flygemm: kernel ", k.name, " is not loaded on device ", device,
+              " and a CUDA/HIP graph is being captured; call flygemm.warmup(device) before capture");
+  char err[512] = {0};
+  const int rc = k.load(device, err, sizeof(err));
+  TORCH_CHECK(rc == 0, "flygemm: loading kernel ", k.name, " on device ", device, " failed (", rc, "): ", err);
+  loaded.insert({&k, device});
+}
+
+void warmup_device(const at::Device& device) {
+  TORCH_CHECK(device.is_cuda(), "flygemm.warmup: expected a GPU device, got ", device);
+  const int index = device.has_index() ? device.index() : c10::cuda::current_device();
+  c10::cuda::CUDAGuard guard(index);
+  const std::string arch = device_arch(index);
+  int n = 0;
+  for (const KernelRecord* k : linked_table().kernels) {
+    if (arch == k->arch) {
+      ensure_loaded(*k, index);
+      ++n;
+    }
+  }
+  TORCH_CHECK(n > 0, "flygemm.warmup: no kernels for arch ", arch, " of device ", device,
+              " in this build");
+}
+
+void device_gemm(const OpArgs& args, const Problem& p, at::Tensor& out) {
+  const int64_t M = p.M.expect_int(), N = p.N.expect_int(), K = p.K.expect_int();
+  if (M == 0 || N == 0) return;
+  const int device = args.a.device().index();
+  c10::cuda::CUDAGuard guard(device);
+  if (K == 0) {  // empty sum: the result is the bias (or zero), rounded once
+    if (args.bias && args.bias->defined()) out.copy_(args.bias->to(at::kFloat).expand({M, N}));
+    else out.zero_();
+    return;
+  }
+  Query q{device_arch(device), p.op, to_dtype_code(p.in_dtype), to_dtype_code(p.out_dtype), M, N, K};
+  Choice c = choose_kernel(linked_table(), q);
+  log_miss(q, c);
+  const KernelRecord& k = *c.kernel;
+  ensure_loaded(k, device);
+
+  at::Tensor a = rows_contiguous(args.a);
+  at::Tensor w = weight_in_layout(args.w, k.w_layout);
+  auto fp32_contig = [](const std::optional<at::Tensor>& t) {
+    return t && t->defined() ? (t->scalar_type() == at::kFloat8_e8m0fnu ? t->contiguous()
+                                                                         : t->to(at::kFloat).contiguous())
+                             : at::Tensor();
+  };
+  at::Tensor a_scale = fp32_contig(args.a_scale), w_scale = fp32_contig(args.w_scale);
+  at::Tensor bias = fp32_contig(args.bias);
+  at::Tensor target = rows_contiguous(out);
+
+  LaunchArgs la;
+  la.a = a.data_ptr();
+  la.w = w.data_ptr();
+  la.a_scale = a_scale.defined() ? a_scale.data_ptr() : nullptr;
+  la.w_scale = w_scale.defined() ? w_scale.data_ptr() : nullptr;
+  la.bias = bias.defined() ? bias.data_ptr() : nullptr;
+  la.bias_dtype = bias.defined() ? DType::fp32 : DType::none;
+  la.out = target.data_ptr();
+  la.M = M;
+  la.N = N;
+  la.K = K;
+  la.lda = a.stride(0);
+  la.ldo = target.stride(0);
+  la.a_scale_kind = p.a_scale_kind;
+  la.w_scale_kind = p.w_scale_kind;
+  la.split_k = c.split_k;
+  la.device = device;
+  la.stream = at::cuda::getCurrentCUDAStream(device).stream();
+  at::Tensor workspace;
+  if (c.split_k > 1) {  // fp32 partials from the caching allocator on this stream (capture-safe)
+    la.M_pad = (M + k.tile_m - 1) / k.tile_m * k.tile_m;
+    workspace = at::empty({c.split_k, la.M_pad, N}, a.options().dtype(at::kFloat));
+    la.workspace = workspace.data_ptr<float>();
+  }
+  char err[512] = {0};
+  const int rc = k.launch(la, err, sizeof(err));
+  TORCH_CHECK(rc == 0, "flygemm.", op_name(p.op), ": launching ", k.name, " failed (", rc, "): ", err);
+  if (!target.is_same(out)) out.copy_(target);
+}
+
+}  // namespace flygemm
+
+#endif  // FLYGEMM_WITH_GPU

@@ -1,0 +1,42 @@
+// Kernel choice: the shape-keyed dispatch table generated from kernels/configs/<arch>.csv, a
+// heuristic default when a shape is not in it, and the registry of compiled kernels.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "launch.h"
+#include "problem.h"
+
+namespace flygemm {
+
+struct KernelTable {
+  std::vector<const KernelRecord*> kernels;
+  std::vector<const DispatchRow*> rows;
+};
+
+// Every kernel and row linked into this library (all arches).
+const KernelTable& linked_table();
+const KernelRecord* find_kernel(const char* name);
+std::vector<std::string> linked_archs();
+
+struct Query {
+  std::string arch;
+  OpKind op;
+  DType in_dtype, out_dtype;
+  int64_t M, N, K;
+};
+
+struct Choice {
+  const KernelRecord* kernel = nullptr;
+  int32_t split_k = 1;
+  const char* source = "";  // "table", "default" or "fallback"
+};
+
+// Never fails for a table miss; throws a clear error only when no kernel of `table` can run the
+// query (arch without kernels, dtype combination not built, alignment not met).
+Choice choose_kernel(const KernelTable& table, const Query& q);
+
+// Appends a tuner-ready CSV row when FLYGEMM_LOG_MISSES names a file.
+void log_miss(const Query& q, const Choice& c);
+
+}  // namespace flygemm

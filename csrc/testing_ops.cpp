@@ -1,0 +1,86 @@
+// Test-only entry points (namespace flygemm_testing): they exercise the production code paths
+// with inputs that a CPU-only machine can provide.
+#include <torch/library.h>
+
+#include <deque>
+#include <sstream>
+
+#include "dispatch.h"
+#include "ops_common.h"
+
+namespace flygemm {
+namespace {
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream is(s);
+  while (std::getline(is, item, sep)) out.push_back(item);
+  if (!s.empty() && s.back() == sep) out.emplace_back();
+  return out;
+}
+
+DType parse_dtype(const std::string& name) {
+  auto d = dtype_code_from_name(name);
+  TORCH_CHECK(d, "dispatch_lookup: unknown dtype '", name, "'");
+  return *d;
+}
+
+// Holds the strings the parsed records point into.
+struct ParsedTable {
+  std::deque<std::string> strings;
+  std::deque<KernelRecord> kernels;
+  std::deque<DispatchRow> rows;
+  KernelTable table;
+  const char* keep(const std::string& s) { return strings.emplace_back(s).c_str(); }
+};
+
+// kernels_csv lines: name,arch,op,in_dtype,out_dtype,k_multiple,n_multiple,max_split_k
+// rows_csv lines:    arch,op,in_dtype,out_dtype,m_max,N,K,kernel,split_k
+void parse_into(ParsedTable& t, const std::string& kernels_csv, const std::string& rows_csv) {
+  for (const std::string& line : split(kernels_csv, '\n')) {
+    if (line.empty()) continue;
+    auto f = split(line, ',');
+    TORCH_CHECK(f.size() == 8, "dispatch_lookup: kernel line needs 8 fields: ", line);
+    KernelRecord k{};
+    k.name = t.keep(f[0]);
+    k.arch = t.keep(f[1]);
+    k.family = k.op = t.keep(f[2]);
+    k.in_dtype = parse_dtype(f[3]);
+    k.out_dtype = parse_dtype(f[4]);
+    k.requires_k_multiple = std::stoi(f[5]);
+    k.requires_n_multiple = std::stoi(f[6]);
+    k.max_split_k = std::stoi(f[7]);
+    t.table.kernels.push_back(&t.kernels.emplace_back(k));
+  }
+  for (const std::string& line : split(rows_csv, '\n')) {
+    if (line.empty()) continue;
+    auto f = split(line, ',');
+    TORCH_CHECK(f.size() == 9, "dispatch_lookup: row line needs 9 fields: ", line);
+    DispatchRow r{t.keep(f[0]), t.keep(f[1]), parse_dtype(f[2]), parse_dtype(f[3]),
+                  std::stoll(f[4]), std::stoll(f[5]), std::stoll(f[6]), t.keep(f[7]), std::stoi(f[8])};
+    t.table.rows.push_back(&t.rows.emplace_back(r));
+  }
+}
+
+// Returns "kernel,split_k,source" chosen by the production lookup over the given tables.
+std::string dispatch_lookup(const std::string& kernels_csv, const std::string& rows_csv, const std::string& arch,
+                            const std::string& op, const std::string& in_dtype, const std::string& out_dtype,
+                            int64_t M, int64_t N, int64_t K) {
+  ParsedTable t;
+  parse_into(t, kernels_csv, rows_csv);
+  auto kind = op_from_name(op);
+  TORCH_CHECK(kind, "dispatch_lookup: unknown op ", op);
+  Query q{arch, *kind, parse_dtype(in_dtype), parse_dtype(out_dtype), M, N, K};
+  Choice c = choose_kernel(t.table, q);
+  log_miss(q, c);
+  return std::string(c.kernel->name) + "," + std::to_string(c.split_k) + "," + c.source;
+}
+
+}  // namespace
+}  // namespace flygemm
+
+TORCH_LIBRARY(flygemm_testing, m) {
+  m.def("dispatch_lookup(str kernels_csv, str rows_csv, str arch, str op, str in_dtype, str out_dtype, int M, int N, int K) -> str",
+        &flygemm::dispatch_lookup);
+}

@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+"""Ahead-of-time build of every kernel specialization listed in kernels/configs/<arch>.kernels.csv.
+
+For each arch it writes build/kernels/<arch>/:
+  <kernel name>/...      the family's build outputs (objects, device binaries, headers)
+  registry.cpp           the KernelRecord table + adapters + dispatch rows (from <arch>.csv)
+  manifest.json          objects, static libraries and linker flags for setup.py
+
+Each kernel is compiled in its own subprocess (FlyDSL fixes its target per process through the
+environment variable ARCH), at most --jobs at a time, with a progress bar. A kernel whose inputs
+(family source, spec row, DSL version) hash the same as last time is not rebuilt.
+
+Arch selection: --arch or env FLYGEMM_ARCHS (comma-separated; default: all three).
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as futures
+import csv
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+CONFIGS = ROOT / "kernels" / "configs"
+DEFAULT_OUT = ROOT / "build" / "kernels"
+ALL_ARCHS = ("sm_90a", "gfx942", "gfx950")
+VENDOR = {"sm_90a": "cuda", "gfx942": "rocm", "gfx950": "rocm"}
+DSL_PACKAGE = {"cuda": "nvidia-cutlass-dsl", "rocm": "flydsl"}
+
+DTYPE_CODES = {
+    "none": "none", "bf16": "bf16", "fp16": "fp16", "fp32": "fp32",
+    "fp8_e4m3fn": "fp8_e4m3fn", "fp8_e4m3fnuz": "fp8_e4m3fnuz", "int8": "int8",
+    "fp4_e2m1_x2": "fp4_e2m1_x2", "e8m0": "e8m0",
+}
+KERNEL_COLUMNS = ("name", "family", "op", "in_dtype", "out_dtype", "w_layout",
+                  "tile_m", "tile_n", "tile_k", "params")
+DISPATCH_COLUMNS = ("arch", "op", "in_dtype", "out_dtype", "m_max", "N", "K", "kernel", "split_k")
+
+
+# ----------------------------------------------------------------------------- configs
+def _read_csv(path: pathlib.Path) -> list[dict]:
+    if not path.exists():
+        return []
+    with path.open(newline="") as f:
+        lines = [ln for ln in f if ln.strip() and not ln.lstrip().startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+def parse_params(text: str) -> dict:
+    params = {}
+    for item in filter(None, (p.strip() for p in (text or "").split(";"))):
+        key, _, value = item.partition("=")
+        value = value.strip()
+        params[key.strip()] = int(value) if re.fullmatch(r"-?\d+", value) else value
+    return params
+
+
+def ident_of(name: str) -> str:
+    return "k_" + re.sub(r"[^0-9A-Za-z_]", "_", name)
+
+
+def read_kernel_specs(arch: str) -> list[dict]:
+    specs = []
+    for row in _read_csv(CONFIGS / f"{arch}.kernels.csv"):
+        missing = [c for c in KERNEL_COLUMNS if c not in row]
+        if missing:
+            raise SystemExit(f"{arch}.kernels.csv: missing columns {missing}")
+        spec = {k: (row[k] or "").strip() for k in KERNEL_COLUMNS}
+        for k in ("tile_m", "tile_n", "tile_k"):
+            spec[k] = int(spec[k])
+        spec["params"] = parse_params(spec["params"])
+        spec["arch"] = arch
+        spec["ident"] = ident_of(spec["name"])
+        for k in ("in_dtype", "out_dtype"):
+            if spec[k] not in DTYPE_CODES:
+                raise SystemExit(f"{arch}.kernels.csv: kernel {spec['name']}: unknown {k} {spec[k]!r}")
+        specs.append(spec)
+    names = [s["name"] for s in specs]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise SystemExit(f"{arch}.kernels.csv: duplicate kernel names {sorted(dup)}")
+    return specs
+
+
+def read_dispatch_rows(arch: str, kernel_names: set[str]) -> list[dict]:
+    rows = []
+    for row in _read_csv(CONFIGS / f"{arch}.csv"):
+        missing = [c for c in DISPATCH_COLUMNS if c not in row]
+        if missing:
+            raise SystemExit(f"{arch}.csv: missing columns {missing}")
+        if row["arch"] != arch:
+            raise SystemExit(f"{arch}.csv: row for arch {row['arch']!r}")
+        if row["kernel"] not in kernel_names:
+            raise SystemExit(f"{arch}.csv: kernel {row['kernel']!r} is not in {arch}.kernels.csv")
+        rows.append({
+            "op": row["op"], "in_dtype": row["in_dtype"], "out_dtype": row["out_dtype"],
+            "m_max": int(row["m_max"]), "N": int(row["N"] or 0), "K": int(row["K"] or 0),
+            "kernel": row["kernel"], "split_k": int(row["split_k"] or 1),
+        })
+    return rows
+
+
+# ----------------------------------------------------------------------------- hashing / cache
+def family_source(arch: str, family: str) -> pathlib.Path:
+    path = ROOT / "kernels" / VENDOR[arch] / f"{family}.py"
+    if not path.exists():
+        raise SystemExit(f"kernel family {family!r} for {arch} not found: {path}")
+    return path
+
+
+def dsl_version(arch: str) -> str:
+    try:
+        return importlib.metadata.version(DSL_PACKAGE[VENDOR[arch]])
+    except importlib.metadata.PackageNotFoundError:
+        return "missing"
+
+
+def spec_hash(spec: dict) -> str:
+    h = hashlib.sha256()
+    src = family_source(spec["arch"], spec["family"])
+    h.update(src.read_bytes())
+    # Shared helpers next to the family file (e.g. kernels/cuda/common.py) count too.
+    for helper in sorted(src.parent.glob("_*.py")):
+        h.update(helper.read_bytes())
+    h.update(json.dumps(spec, sort_keys=True).encode())
+    h.update(dsl_version(spec["arch"]).encode())
+    h.update((ROOT / "csrc" / "launch.h").read_bytes())
+    return h.hexdigest()[:16]
+
+
+# ----------------------------------------------------------------------------- one kernel
+def build_one(spec: dict, out_dir: pathlib.Path) -> dict:
+    """Runs in a fresh subprocess: import the family module and call its build()."""
+    src = family_source(spec["arch"], spec["family"])
+    sys.path.insert(0, str(src.parent))
+    mod_spec = importlib.util.spec_from_file_location(f"flygemm_family_{spec['family']}", src)
+    module = importlib.util.module_from_spec(mod_spec)
+    mod_spec.loader.exec_module(module)
+    result = module.build(spec, out_dir)
+    for key in ("objects", "adapter_cpp"):
+        if key not in result:
+            raise RuntimeError(f"{src.name}: build() result lacks {key!r}")
+    for rel in list(result["objects"]) + list(result.get("link_libs", [])):
+        if not (out_dir / rel).exists():
+            raise RuntimeError(f"{src.name}: build() listed {rel} but it was not written")
+    return result
+
+
+def _child_main(spec_json: str, out_dir: str) -> int:
+    spec = json.loads(spec_json)
+    out = pathlib.Path(out_dir)
+    t0 = time.time()
+    result = build_one(spec, out)
+    result["build_seconds"] = round(time.time() - t0, 2)
+    (out / "result.json").write_text(json.dumps(result, indent=1, default=str))
+    return 0
+
+
+def _child_env(arch: str) -> dict:
+    env = dict(os.environ)
+    env["ARCH"] = arch
+    env["PYTHONUNBUFFERED"] = "1"
+    if VENDOR[arch] == "rocm":
+        sys.path.insert(0, str(ROOT / "tools"))
+        import rocm_toolchain  # noqa: E402  (tools/rocm_toolchain.py)
+        env.update(rocm_toolchain.toolchain_env())
+    return env
+
+
+def run_kernel_job(spec: dict, arch_dir: pathlib.Path) -> tuple[dict, dict, bool, str]:
+    """Build (or reuse) one kernel; returns (spec, result, cached, log)."""
+    digest = spec_hash(spec)
+    kdir = arch_dir / spec["name"]
+    stamp = kdir / "hash.txt"
+    result_file = kdir / "result.json"
+    if stamp.exists() and stamp.read_text() == digest and result_file.exists():
+        return spec, json.loads(result_file.read_text()), True, ""
+    if kdir.exists():
+        shutil.rmtree(kdir)
+    kdir.mkdir(parents=True)
+    cmd = [sys.executable, str(pathlib.Path(__file__).resolve()), "--child", json.dumps(spec), str(kdir)]
+    proc = subprocess.run(cmd, env=_child_env(spec["arch"]), cwd=ROOT,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    (kdir / "build.log").write_text(proc.stdout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"building {spec['arch']}/{spec['name']} failed (log: {kdir / 'build.log'}):\n"
+                           + proc.stdout[-4000:])
+    stamp.write_text(digest)
+    return spec, json.loads(result_file.read_text()), False, proc.stdout
+
+
+# ----------------------------------------------------------------------------- registry
+def _cstr(text: str) -> str:
+    return json.dumps(text)  # JSON string escaping is valid C string escaping for our content
+
+
+def write_registry(arch: str, arch_dir: pathlib.Path, built: list[tuple[dict, dict]], rows: list[dict]) -> None:
+    sym = "flygemm_registry_" + arch
+    out = [
+        "// Generated by tools/build_kernels.py. Do not edit.",
+        '#include "launch.h"',
+        "",
+    ]
+    for spec, result in built:
+        out.append(f"// ---- {spec['name']}")
+        out.append(f"namespace {spec['ident']}_ns {{")
+        out.append(result["adapter_cpp"])
+        out.append(f"}}  // namespace {spec['ident']}_ns")
+        out.append("")
+    out.append("namespace {")
+    out.append("const flygemm::KernelRecord kKernels[] = {")
+    for spec, result in built:
+        meta = dict(result.get("meta", {}))
+        meta.update(params=spec["params"], build_seconds=result.get("build_seconds"))
+        ns = spec["ident"] + "_ns"
+        out.append(
+            "  {" + ", ".join([
+                _cstr(spec["name"]), _cstr(arch), _cstr(spec["family"]), _cstr(spec["op"]),
+                f"flygemm::DType::{DTYPE_CODES[spec['in_dtype']]}",
+                f"flygemm::DType::{DTYPE_CODES[spec['out_dtype']]}",
+                f"flygemm::WeightLayout::{spec['w_layout'] or 'plain'}",
+                str(spec["tile_m"]), str(spec["tile_n"]), str(spec["tile_k"]),
+                str(int(result.get("max_split_k", 1))),
+                str(int(result.get("requires_k_multiple", 1))),
+                str(int(result.get("requires_n_multiple", 1))),
+                _cstr(json.dumps(meta, sort_keys=True, default=str)),
+                f"&{ns}::{spec['ident']}_load", f"&{ns}::{spec['ident']}_launch",
+            ]) + "},"
+        )
+    if not built:
+        out.append("  {}")  # zero-length arrays are not C++
+    out.append("};")
+    out.append("const flygemm::DispatchRow kRows[] = {")
+    for r in rows:
+        out.append(
+            "  {" + ", ".join([
+                _cstr(arch), _cstr(r["op"]), f"flygemm::DType::{r['in_dtype']}",
+                f"flygemm::DType::{r['out_dtype']}", f"{r['m_max']}LL", f"{r['N']}LL", f"{r['K']}LL",
+                _cstr(r["kernel"]), str(r["split_k"]),
+            ]) + "},"
+        )
+    if not rows:
+        out.append("  {}")
+    out.append("};")
+    out.append("}  // namespace")
+    out.append(f'extern "C" const FlygemmRegistry {sym} = {{kKernels, {len(built)}, kRows, {len(rows)}}};')
+    (arch_dir / "registry.cpp").write_text("\n".join(out) + "\n")
+
+
+def write_manifest(arch: str, arch_dir: pathlib.Path, built: list[tuple[dict, dict]]) -> None:
+    objects, libs, flags = [], [], []
+    for spec, result in built:
+        kdir = arch_dir / spec["name"]
+        objects += [str((kdir / o).relative_to(arch_dir.parent)) for o in result["objects"]]
+        for lib in result.get("link_libs", []):
+            rel = str((kdir / lib).relative_to(arch_dir.parent))
+            # The same runtime library shipped by several kernels is linked once.
+            if os.path.basename(rel) not in {os.path.basename(x) for x in libs}:
+                libs.append(rel)
+        for flag in result.get("link_flags", []):
+            if flag not in flags:
+                flags.append(flag)
+    manifest = {
+        "arch": arch, "vendor": VENDOR[arch], "registry_symbol": "flygemm_registry_" + arch,
+        # Paths are relative to the output root (build/kernels), so the tree can be copied.
+        "registry": str((arch_dir / "registry.cpp").relative_to(arch_dir.parent)),
+        "include_dirs": sorted({str((arch_dir / s["name"]).relative_to(arch_dir.parent)) for s, _ in built}),
+        "objects": objects, "link_libs": libs, "link_flags": flags,
+        "kernels": [s["name"] for s, _ in built],
+        "dsl_version": dsl_version(arch),
+    }
+    (arch_dir / "manifest.json").write_text(json.dumps(manifest, indent=1))
+
+
+# ----------------------------------------------------------------------------- driver
+def selected_archs(cli: list[str] | None) -> list[str]:
+    text = ",".join(cli) if cli else os.environ.get("FLYGEMM_ARCHS", ",".join(ALL_ARCHS))
+    archs = [a.strip() for a in text.split(",") if a.strip()]
+    bad = [a for a in archs if a not in ALL_ARCHS]
+    if bad:
+        raise SystemExit(f"unknown arch(s) {bad}; supported: {', '.join(ALL_ARCHS)}")
+    return archs
+
+
+def _progress(total: int):
+    try:
+        from tqdm import tqdm
+        return tqdm(total=total, unit="kernel", desc="flygemm kernels", file=sys.stderr)
+    except ImportError:  # plain counter when tqdm is absent
+        class Plain:
+            n = 0
+            def update(self, k=1):
+                self.n += k
+                print(f"[{self.n}/{total}] kernels built", file=sys.stderr, flush=True)
+            def set_postfix_str(self, s):
+                pass
+            def close(self):
+                pass
+        return Plain()
+
+
+def build_archs(archs: list[str], out_root: pathlib.Path, jobs: int) -> dict:
+    plan = {arch: read_kernel_specs(arch) for arch in archs}
+    total = sum(len(v) for v in plan.values())
+    results: dict[str, list[tuple[dict, dict]]] = {a: [] for a in archs}
+    t0 = time.time()
+    bar = _progress(total)
+    n_cached = 0
+    with futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        pending = []
+        for arch, specs in plan.items():
+            (out_root / arch).mkdir(parents=True, exist_ok=True)
+            pending += [pool.submit(run_kernel_job, s, out_root / arch) for s in specs]
+        errors = []
+        for fut in futures.as_completed(pending):
+            try:
+                spec, result, cached, _ = fut.result()
+            except Exception as exc:  # keep building the rest, report all failures at the end
+                errors.append(str(exc))
+                bar.update(1)
+                continue
+            n_cached += cached
+            results[spec["arch"]].append((spec, result))
+            bar.set_postfix_str(f"{spec['arch']}/{spec['name']}{' (cached)' if cached else ''}")
+            bar.update(1)
+    bar.close()
+    if errors:
+        raise SystemExit("kernel build failed:\n" + "\n\n".join(errors))
+    for arch in archs:
+        order = {s["name"]: i for i, s in enumerate(plan[arch])}
+        built = sorted(results[arch], key=lambda sr: order[sr[0]["name"]])
+        rows = read_dispatch_rows(arch, {s["name"] for s, _ in built})
+        write_registry(arch, out_root / arch, built, rows)
+        write_manifest(arch, out_root / arch, built)
+    summary = {"archs": archs, "kernels": total, "cached": n_cached, "seconds": round(time.time() - t0, 1)}
+    print(f"flygemm: {total} kernels for {', '.join(archs)} ({n_cached} cached) in {summary['seconds']} s",
+          file=sys.stderr)
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--arch", action="append", help="arch to build (repeatable); default env FLYGEMM_ARCHS or all")
+    ap.add_argument("--out", default=str(DEFAULT_OUT), help="output root (default build/kernels)")
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("FLYGEMM_BUILD_JOBS", os.cpu_count() or 2)))
+    ap.add_argument("--child", nargs=2, metavar=("SPEC_JSON", "OUT_DIR"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        return _child_main(*args.child)
+    build_archs(selected_archs(args.arch), pathlib.Path(args.out).resolve(), args.jobs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
