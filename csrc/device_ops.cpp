@@ -8,7 +8,9 @@
 #include <c10/cuda/CUDAGraphsC10Utils.h>
 #include <torch/library.h>
 
+#include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "device_runtime.h"
@@ -45,6 +47,22 @@ at::Tensor rows_contiguous(const at::Tensor& t) {
 at::Tensor weight_in_layout(const at::Tensor& w, WeightLayout want) {
   if (want == WeightLayout::plain) return plain_weight(w).contiguous();
   return w.dim() == 4 ? w.contiguous() : preshuffle(w.contiguous());
+}
+
+// FLYGEMM_FORCE_KERNEL=<name>[:split_k] pins the kernel for matching problems (used by tools/tune.py
+// to time every candidate through the real op path).
+std::optional<Choice> forced_kernel(const Query& q) {
+  const char* env = std::getenv("FLYGEMM_FORCE_KERNEL");
+  if (!env || !*env) return std::nullopt;
+  std::string spec(env);
+  const size_t colon = spec.find(':');
+  const KernelRecord* k = find_kernel(spec.substr(0, colon).c_str());
+  TORCH_CHECK(k, "flygemm: FLYGEMM_FORCE_KERNEL names an unknown kernel '", spec, "'");
+  if (q.arch != k->arch || std::string(op_name(q.op)) != k->op || k->in_dtype != q.in_dtype ||
+      k->out_dtype != q.out_dtype)
+    return std::nullopt;
+  const int split_k = colon == std::string::npos ? 1 : std::stoi(spec.substr(colon + 1));
+  return Choice{k, std::max(1, std::min(split_k, std::max(1, k->max_split_k))), "forced"};
 }
 
 }  // namespace
@@ -89,7 +107,7 @@ void device_gemm(const OpArgs& args, const Problem& p, at::Tensor& out) {
     return;
   }
   Query q{device_arch(device), p.op, to_dtype_code(p.in_dtype), to_dtype_code(p.out_dtype), M, N, K};
-  Choice c = choose_kernel(linked_table(), q);
+  Choice c = forced_kernel(q).value_or(choose_kernel(linked_table(), q));
   log_miss(q, c);
   const KernelRecord& k = *c.kernel;
   ensure_loaded(k, device);

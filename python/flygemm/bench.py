@@ -1,0 +1,222 @@
+"""Benchmark flygemm against torch in the same process (used by `python -m flygemm bench` and
+tools/bench.py).
+
+For each (op, shape) it draws fresh random quantized inputs, checks flygemm against the CPU oracle
+(relative Frobenius error), and times flygemm and the torch peer (torch.mm / torch._scaled_mm)
+with the same inputs: medians over repeated runs, inputs rotated so memory-bound shapes do not
+run from L2. Speed is reported as ratios (torch time / flygemm time: > 1 means flygemm is faster).
+On a machine with no GPU it runs the CPU oracle and says so.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+import torch
+
+import flygemm
+from flygemm import quant
+
+# (M, N, K): a large square GEMM, an LLM projection, and a decode shape.
+DEFAULT_SHAPES = [(8192, 8192, 8192), (4096, 28672, 4096), (1, 16384, 7168), (16, 2048, 7168)]
+CPU_SHAPES = [(64, 256, 512), (1, 512, 1024)]
+OPS = ("gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale", "gemm_mxfp8", "gemm_mxfp4")
+
+
+@dataclass
+class Row:
+    op: str
+    variant: str
+    M: int
+    N: int
+    K: int
+    device: str
+    flygemm_us: float = float("nan")
+    torch_us: float = float("nan")
+    speedup: float = float("nan")
+    tflops: float = float("nan")
+    gbps: float = float("nan")
+    rel_err: float = float("nan")
+    kernel: str = ""
+    note: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- inputs
+def fp8_dtype(device: torch.device) -> torch.dtype:
+    if device.type == "cuda" and getattr(torch.version, "hip", None):
+        arch = torch.cuda.get_device_properties(device).gcnArchName
+        if arch.startswith("gfx942"):
+            return torch.float8_e4m3fnuz
+    return torch.float8_e4m3fn
+
+
+def make_problem(op: str, variant: str, M: int, N: int, K: int, device: torch.device, gen: torch.Generator):
+    """Returns (flygemm args tuple, torch peer callable or None, bytes moved)."""
+    a32 = torch.randn(M, K, generator=gen, device="cpu")
+    w32 = torch.randn(N, K, generator=gen, device="cpu") / math.sqrt(K)
+    f8 = fp8_dtype(device)
+    if op == "gemm_a16w16":
+        a, w = a32.to(torch.bfloat16).to(device), w32.to(torch.bfloat16).to(device)
+        return (a, w), (lambda: torch.mm(a, w.t())), 2 * (M * K + N * K + M * N)
+    if op == "gemm_a8w8":
+        if variant == "per_tensor":
+            qa, sa = quant.quantize_fp8_per_tensor(a32, f8)
+            qw, sw = quant.quantize_fp8_per_tensor(w32, f8)
+        else:
+            qa, sa = quant.quantize_fp8_per_token(a32, f8)
+            qw, sw = quant.quantize_fp8_per_channel(w32, f8)
+        qa, sa, qw, sw = (t.to(device) for t in (qa, sa, qw, sw))
+        peer = None
+        if device.type == "cuda":
+            ta = sa.reshape(1, 1) if sa.numel() == 1 else sa.reshape(M, 1)
+            tb = sw.reshape(1, 1) if sw.numel() == 1 else sw.reshape(1, N)
+            peer = lambda: torch._scaled_mm(qa, qw.t(), ta, tb, out_dtype=torch.bfloat16)  # noqa: E731
+        return (qa, qw, sa, sw), peer, M * K + N * K + 2 * M * N + 4 * (sa.numel() + sw.numel())
+    if op == "gemm_a8w8_blockscale":
+        qa, sa = quant.quantize_fp8_blockscale_act(a32, dtype=f8)
+        qw, sw = quant.quantize_fp8_blockscale_weight(w32, dtype=f8)
+        qa, sa, qw, sw = (t.to(device) for t in (qa, sa, qw, sw))
+        peer = None
+        if device.type == "cuda" and K % 128 == 0 and N % 128 == 0:
+            # cuBLAS blockwise scaling: A scales 1x128 (outer-dim major), B scales 128x128.
+            ta, tb = sa.t().contiguous().t(), sw.t()
+            peer = lambda: torch._scaled_mm(qa, qw.t(), ta, tb, out_dtype=torch.bfloat16)  # noqa: E731
+        return (qa, qw, sa, sw), peer, M * K + N * K + 2 * M * N + 4 * (sa.numel() + sw.numel())
+    if op == "gemm_mxfp8":
+        qa, sa = quant.quantize_mxfp8(a32)
+        qw, sw = quant.quantize_mxfp8(w32)
+        args = tuple(t.to(device) for t in (qa, qw, sa, sw))
+        return args, None, M * K + N * K + 2 * M * N + (M + N) * K // 32
+    if op == "gemm_mxfp4":
+        qa, sa = quant.quantize_mxfp4(a32)
+        qw, sw = quant.quantize_mxfp4(w32)
+        args = tuple(t.to(device) for t in (qa, qw, sa, sw))
+        return args, None, (M * K + N * K) // 2 + 2 * M * N + (M + N) * K // 32
+    raise ValueError(f"unknown op {op}")
+
+
+VARIANTS = {"gemm_a8w8": ("per_tensor", "per_token"), }
+
+
+# ----------------------------------------------------------------------------- timing
+def time_us(fn, device: torch.device, rep_ms: float = 200.0) -> float:
+    """Median time of fn() in microseconds."""
+    if device.type == "cuda":
+        try:
+            from triton.testing import do_bench
+            return 1000.0 * do_bench(fn, warmup=25, rep=rep_ms, return_mode="median")
+        except ImportError:
+            pass
+        fn()
+        torch.cuda.synchronize(device)
+        times = []
+        for _ in range(50):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) * 1000.0)
+        return statistics.median(times)
+    fn()
+    times = []
+    deadline = time.perf_counter() + rep_ms / 1000.0
+    while time.perf_counter() < deadline or len(times) < 3:
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(times)
+
+
+def rel_fro(out: torch.Tensor, ref: torch.Tensor) -> float:
+    out, ref = out.double().cpu(), ref.double().cpu()
+    return float(torch.linalg.norm(out - ref) / max(torch.linalg.norm(ref), 1e-30))
+
+
+# ----------------------------------------------------------------------------- runner
+def bench_one(op: str, variant: str, M: int, N: int, K: int, device: torch.device, gen, check: bool) -> Row:
+    row = Row(op, variant, M, N, K, str(device))
+    args, peer, nbytes = make_problem(op, variant, M, N, K, device, gen)
+    fn = getattr(flygemm, op)
+    try:
+        if device.type != "cpu":
+            row.kernel = flygemm.explain(op, M, N, K, args[0].dtype, device)["kernel"]
+        out = fn(*args)
+    except (NotImplementedError, RuntimeError) as exc:
+        row.note = str(exc).splitlines()[0][:120]
+        return row
+    if check:
+        ref = fn(*(t.cpu() for t in args))
+        row.rel_err = rel_fro(out, ref)
+    row.flygemm_us = time_us(lambda: fn(*args), device)
+    if peer is not None:
+        row.torch_us = time_us(peer, device)
+        row.speedup = row.torch_us / row.flygemm_us
+    elif device.type == "cpu":
+        a, w = args[0], args[1]
+        if op == "gemm_a16w16":  # the oracle against plain torch on the same machine
+            row.torch_us = time_us(lambda: torch.mm(a, w.t()), device)
+            row.speedup = row.torch_us / row.flygemm_us
+    row.tflops = 2.0 * M * N * K / (row.flygemm_us * 1e-6) / 1e12
+    row.gbps = nbytes / (row.flygemm_us * 1e-6) / 1e9
+    return row
+
+
+def format_table(rows: list[Row]) -> str:
+    head = f"{'op':<22}{'variant':<11}{'M':>6}{'N':>7}{'K':>7}{'flygemm us':>12}{'torch us':>10}" \
+           f"{'torch/fly':>10}{'TFLOP/s':>9}{'GB/s':>8}{'rel err':>10}  note"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(f"{r.op:<22}{r.variant:<11}{r.M:>6}{r.N:>7}{r.K:>7}{r.flygemm_us:>12.1f}{r.torch_us:>10.1f}"
+                     f"{r.speedup:>10.3f}{r.tflops:>9.1f}{r.gbps:>8.0f}{r.rel_err:>10.2e}  {r.note or r.kernel}")
+    return "\n".join(lines)
+
+
+def parse_shapes(text: str | None, default):
+    if not text:
+        return default
+    return [tuple(int(x) for x in s.split("x")) for s in text.split(",")]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="flygemm bench", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ops", default=",".join(OPS), help="comma-separated ops (default: all)")
+    ap.add_argument("--shapes", help="comma-separated MxNxK (default: a fixed LLM set)")
+    ap.add_argument("--device", default=None, help="cuda, cpu, ... (default: GPU if present)")
+    ap.add_argument("--no-check", action="store_true", help="skip the oracle check (large shapes)")
+    ap.add_argument("--json", help="also write the rows as JSON to this file")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    if device.type == "cpu":
+        print("flygemm bench: no GPU present, running the CPU oracle (reference semantics, not speed)",
+              flush=True)
+    shapes = parse_shapes(args.shapes, DEFAULT_SHAPES if device.type != "cpu" else CPU_SHAPES)
+    gen = torch.Generator().manual_seed(args.seed)
+    info = flygemm.info()
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
+    print(f"flygemm {info['version']} on {name}; torch {torch.__version__}; backends {info['backends']}", flush=True)
+    rows = []
+    for op in args.ops.split(","):
+        for variant in VARIANTS.get(op, ("-",)):
+            for M, N, K in shapes:
+                check = not args.no_check and M * N * K <= 2 ** 36
+                rows.append(bench_one(op, variant, M, N, K, device, gen, check))
+                print(format_table(rows[-1:]).splitlines()[-1], flush=True)
+    print()
+    print(format_table(rows))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": name, "torch": torch.__version__, "rows": [asdict(r) for r in rows]}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

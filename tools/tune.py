@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Time every candidate kernel for each shape through the real op path and print dispatch rows.
+
+Each candidate is pinned with FLYGEMM_FORCE_KERNEL (read by the C++ op at call time), timed with
+the same method as tools/bench.py, checked against the CPU oracle, and the fastest correct one is
+written as a row for kernels/configs/<arch>.csv (with the measured us / TFLOP/s / GB/s).
+
+    python tools/tune.py --op gemm_a16w16 --shapes 128x4096x4096,4096x4096x4096 --csv rows.csv
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+
+import torch
+
+import flygemm
+from flygemm import bench
+
+DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32",
+               torch.float8_e4m3fn: "fp8_e4m3fn", torch.float8_e4m3fnuz: "fp8_e4m3fnuz", torch.int8: "int8"}
+
+
+def m_bucket(M: int) -> int:
+    """The dispatch bucket a measured M stands for: the next power of two (at least 16)."""
+    b = 16
+    while b < M:
+        b *= 2
+    return b
+
+
+def candidates(arch: str, op: str, in_dtype: str, out_dtype: str) -> list[str]:
+    return [k["name"] for k in flygemm.info()["kernels"]
+            if k["arch"] == arch and k["op"] == op and k["in_dtype"] == in_dtype and k["out_dtype"] == out_dtype]
+
+
+def tune_shape(op: str, variant: str, M: int, N: int, K: int, device, gen, split_ks) -> list[dict]:
+    args, peer, nbytes = bench.make_problem(op, variant, M, N, K, device, gen)
+    fn = getattr(flygemm, op)
+    ref = fn(*(t.cpu() for t in args)) if M * N * K <= 2 ** 36 else None
+    out0 = fn(*args)
+    arch = flygemm._arch_of(device)
+    in_name, out_name = DTYPE_NAMES[args[0].dtype], DTYPE_NAMES[out0.dtype]
+    torch_us = bench.time_us(peer, device) if peer else float("nan")
+    results = []
+    for name in candidates(arch, op, in_name, out_name):
+        for split_k in split_ks:
+            os.environ["FLYGEMM_FORCE_KERNEL"] = f"{name}:{split_k}"
+            try:
+                out = fn(*args)
+                err = bench.rel_fro(out, ref) if ref is not None else float("nan")
+                us = bench.time_us(lambda: fn(*args), device)
+            except RuntimeError as exc:
+                print(f"  {name}:{split_k} failed: {str(exc).splitlines()[0]}", file=sys.stderr)
+                continue
+            finally:
+                os.environ.pop("FLYGEMM_FORCE_KERNEL", None)
+            results.append(dict(arch=arch, op=op, in_dtype=in_name, out_dtype=out_name, M=M, N=N, K=K,
+                                kernel=name, split_k=split_k, us=us, err=err, torch_us=torch_us,
+                                tflops=2.0 * M * N * K / us / 1e6, gbps=nbytes / us / 1e3))
+    return results
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--op", default="gemm_a16w16")
+    ap.add_argument("--variant", default="-")
+    ap.add_argument("--shapes", required=True, help="comma-separated MxNxK")
+    ap.add_argument("--split-k", default="1", help="comma-separated split_k values to try")
+    ap.add_argument("--csv", help="write the winning dispatch rows here")
+    args = ap.parse_args(argv)
+    device = torch.device("cuda")
+    gen = torch.Generator().manual_seed(1)
+    split_ks = [int(s) for s in args.split_k.split(",")]
+    winners = []
+    print(f"{'M':>6}{'N':>7}{'K':>7}  {'kernel':<46}{'sk':>3}{'us':>10}{'TFLOP/s':>9}{'GB/s':>7}"
+          f"{'torch/fly':>10}{'err':>10}")
+    for M, N, K in bench.parse_shapes(args.shapes, []):
+        rows = tune_shape(args.op, args.variant, M, N, K, device, gen, split_ks)
+        ok = [r for r in rows if not (r["err"] > 1e-2)]  # NaN err (unchecked) passes
+        for r in sorted(rows, key=lambda r: r["us"]):
+            mark = "*" if ok and r is min(ok, key=lambda r: r["us"]) else " "
+            print(f"{M:>6}{N:>7}{K:>7} {mark}{r['kernel']:<46}{r['split_k']:>3}{r['us']:>10.1f}"
+                  f"{r['tflops']:>9.1f}{r['gbps']:>7.0f}{r['torch_us'] / r['us']:>10.3f}{r['err']:>10.2e}")
+        if ok:
+            winners.append(min(ok, key=lambda r: r["us"]))
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["arch", "op", "in_dtype", "out_dtype", "m_max", "N", "K", "kernel", "split_k",
+                        "us", "tflops", "gbps"])
+            for r in winners:
+                w.writerow([r["arch"], r["op"], r["in_dtype"], r["out_dtype"], m_bucket(r["M"]), r["N"], r["K"],
+                            r["kernel"], r["split_k"], f"{r['us']:.1f}", f"{r['tflops']:.1f}", f"{r['gbps']:.0f}"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
