@@ -6,6 +6,8 @@ On a machine without the DSLs (e.g. the GPU machine: no network), prebuilt outpu
 build/kernels/<arch>/ are used as they are. Environment:
   FLYGEMM_ARCHS=sm_90a,gfx942,gfx950   arches to build (default: all)
   FLYGEMM_SKIP_KERNEL_BUILD=1          never run the DSLs; link what build/kernels holds
+  FLYGEMM_LINK_ALL=1                   link CUDA kernels even into a CPU-only torch build (tests the
+                                       registry and link step; the kernels cannot run there)
 No nvcc or hipcc is used: kernels come from the DSLs, the host code is plain C++.
 """
 import importlib.util
@@ -63,7 +65,7 @@ def linked_manifests():
         if not path.exists():
             continue
         m = json.loads(path.read_text())
-        if m["vendor"] == "cuda" and flavor != "cuda":
+        if m["vendor"] == "cuda" and flavor != "cuda" and os.environ.get("FLYGEMM_LINK_ALL") != "1":
             print(f"flygemm: not linking {arch} kernels: torch {torch.__version__} is not a CUDA build",
                   file=sys.stderr)
             continue
