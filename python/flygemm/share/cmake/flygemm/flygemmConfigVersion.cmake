@@ -1,0 +1,35 @@
+# Version file for find_package(flygemm <version>): compatible when the major version is the
+# same and the version is at least the one requested (0.x: the minor version must match too).
+# Keep PACKAGE_VERSION equal to VERSION in setup.py / flygemm.__version__ (tests check it).
+set(PACKAGE_VERSION "0.1.0")
+
+if(PACKAGE_FIND_VERSION)
+  if(PACKAGE_VERSION VERSION_LESS PACKAGE_FIND_VERSION)
+    set(PACKAGE_VERSION_COMPATIBLE FALSE)
+  else()
+    string(REGEX MATCH "^([0-9]+)\\.([0-9]+)" _flygemm_mm "${PACKAGE_VERSION}")
+    set(_flygemm_major "${CMAKE_MATCH_1}")
+    set(_flygemm_minor "${CMAKE_MATCH_2}")
+    if(NOT PACKAGE_FIND_VERSION_MAJOR STREQUAL _flygemm_major)
+      set(PACKAGE_VERSION_COMPATIBLE FALSE)
+    elseif(_flygemm_major STREQUAL "0" AND NOT PACKAGE_FIND_VERSION_MINOR STREQUAL _flygemm_minor)
+      set(PACKAGE_VERSION_COMPATIBLE FALSE)
+    else()
+      set(PACKAGE_VERSION_COMPATIBLE TRUE)
+      if(PACKAGE_FIND_VERSION STREQUAL PACKAGE_VERSION)
+        set(PACKAGE_VERSION_EXACT TRUE)
+      endif()
+    endif()
+    unset(_flygemm_mm)
+    unset(_flygemm_major)
+    unset(_flygemm_minor)
+  endif()
+else()
+  set(PACKAGE_VERSION_COMPATIBLE TRUE)
+endif()
+
+# _C.so is built for one pointer size: refuse a 32-bit consumer.
+if(CMAKE_SIZEOF_VOID_P AND NOT CMAKE_SIZEOF_VOID_P STREQUAL "8")
+  set(PACKAGE_VERSION "${PACKAGE_VERSION} (64bit)")
+  set(PACKAGE_VERSION_UNSUITABLE TRUE)
+endif()
