@@ -23,7 +23,10 @@ at::Tensor run_functional(const OpArgs& args, GemmImpl impl) {
 void run_out(OpArgs args, const at::Tensor& out, GemmImpl impl) {
   TORCH_CHECK(out.defined(), "flygemm.", op_name(args.op), "_out: argument 'out' is required");
   OpArgs checked = args;
-  if (!checked.out_dtype) checked.out_dtype = out.scalar_type();
+  if (!checked.out_dtype) {
+    check_out_tensor_dtype(args.op, out.scalar_type());
+    checked.out_dtype = out.scalar_type();
+  }
   Problem p = check_args(checked);
   check_out(checked, p, out);
   at::Tensor target = out;

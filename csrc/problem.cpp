@@ -13,7 +13,7 @@ std::string shape_str(const at::Tensor& t) {
   return os.str();
 }
 
-std::string dtype_str(at::ScalarType t) { return c10::toString(t); }
+std::string dtype_str(at::ScalarType t) { return dtype_name(t); }
 
 bool is_fp8_e4m3(at::ScalarType t) {
   return t == at::kFloat8_e4m3fn || t == at::kFloat8_e4m3fnuz;
@@ -151,13 +151,32 @@ void check_scales(const OpArgs& args, Problem& p) {
   }
 }
 
-void check_out_dtype(OpKind op, at::ScalarType out) {
+// The contract's output dtypes: bf16 and fp16 for every op, fp32 also for a16w16 and a8w8.
+bool out_dtype_allowed(OpKind op, at::ScalarType out) {
   const bool wide = op == OpKind::a16w16 || op == OpKind::a8w8;
-  const bool ok = out == at::kBFloat16 || out == at::kHalf || (wide && out == at::kFloat);
-  expect_dtype(ok, op, "out_dtype", wide ? "bfloat16, float16 or float32" : "bfloat16 or float16", out);
+  return out == at::kBFloat16 || out == at::kHalf || (wide && out == at::kFloat);
+}
+
+const char* allowed_out_dtypes(OpKind op) {
+  return op == OpKind::a16w16 || op == OpKind::a8w8 ? "bfloat16, float16 or float32" : "bfloat16 or float16";
+}
+
+void check_out_dtype(OpKind op, at::ScalarType out) {
+  expect_dtype(out_dtype_allowed(op, out), op, "out_dtype", allowed_out_dtypes(op), out);
 }
 
 }  // namespace
+
+std::string dtype_name(at::ScalarType t) {
+  // Python's spelling (float32, int8, float8_e4m3fn), the names users write and the messages use.
+  const auto names = c10::getDtypeNames(t);
+  return names.first.empty() ? std::string(c10::toString(t)) : std::string(names.first);
+}
+
+void check_out_tensor_dtype(OpKind op, at::ScalarType t) {
+  TORCH_CHECK_TYPE(out_dtype_allowed(op, t), "flygemm.", op_name(op), "_out: argument 'out' must be ",
+                   allowed_out_dtypes(op), ", got ", dtype_str(t));
+}
 
 const char* op_name(OpKind op) {
   switch (op) {

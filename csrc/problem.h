@@ -15,6 +15,9 @@ enum class OpKind { a16w16, a8w8, a8w8_blockscale, mxfp8, mxfp4 };
 const char* op_name(OpKind op);
 std::optional<OpKind> op_from_name(const std::string& name);
 
+// A dtype as Python spells it ("float32", "int8", "float8_e4m3fn"), for error messages.
+std::string dtype_name(at::ScalarType t);
+
 // Conversions between torch dtypes and the registry's plain codes.
 DType to_dtype_code(at::ScalarType t);
 const char* dtype_code_name(DType d);
@@ -52,6 +55,9 @@ struct Problem {
 Problem check_args(const OpArgs& args);
 // Checks a caller-provided output against the problem (shape, dtype, device, row-major rows).
 void check_out(const OpArgs& args, const Problem& p, const at::Tensor& out);
+
+// The dtype of a caller-provided 'out' when out_dtype is not given (message names 'out').
+void check_out_tensor_dtype(OpKind op, at::ScalarType t);
 
 // Default output dtype and the allowed set, per the contract.
 at::ScalarType default_out_dtype(OpKind op, at::ScalarType in_dtype);

@@ -1,0 +1,280 @@
+"""The dispatch table lookup (csrc/dispatch.cpp) through the test-only op
+torch.ops.flygemm_testing.dispatch_lookup, which runs the production lookup over tables given
+as CSV text, plus flygemm.explain / flygemm.info."""
+import csv
+import itertools
+
+import pytest
+import torch
+
+import flygemm
+
+lookup_op = torch.ops.flygemm_testing.dispatch_lookup
+
+# name,arch,op,in_dtype,out_dtype,k_multiple,n_multiple,max_split_k
+KERNELS = """\
+k_small,gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,16,16,1
+k_large,gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,16,16,8
+k_fp16,gfx942,gemm_a8w8,fp8_e4m3fnuz,fp16,16,16,4
+k_950,gfx950,gemm_a8w8,fp8_e4m3fn,bf16,16,16,4
+"""
+
+# arch,op,in_dtype,out_dtype,m_max,N,K,kernel,split_k
+ROWS = """\
+gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,16,4096,4096,k_small,1
+gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,128,4096,4096,k_large,2
+gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,1024,4096,4096,k_large,4
+gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,32,0,0,k_small,1
+gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,8192,0,0,k_large,3
+gfx942,gemm_a8w8,fp8_e4m3fnuz,fp16,64,4096,4096,k_fp16,2
+gfx950,gemm_a8w8,fp8_e4m3fn,bf16,64,4096,4096,k_950,2
+"""
+
+
+def lookup(M, N=4096, K=4096, *, kernels=KERNELS, rows=ROWS, arch="gfx942", op="gemm_a8w8",
+           in_dtype="fp8_e4m3fnuz", out_dtype="bf16"):
+    kernel, split_k, source = lookup_op(kernels, rows, arch, op, in_dtype, out_dtype, M, N, K).split(",")
+    return kernel, int(split_k), source
+
+
+# Unique M values per test for the miss log: the C++ logs each distinct miss once per process.
+_unique_m = itertools.count(70001)
+
+
+# ----------------------------------------------------------------------------- table rows
+
+
+@pytest.mark.parametrize("M,expect", [
+    (1, ("k_small", 1)),
+    (16, ("k_small", 1)),      # bucket bounds are inclusive
+    (17, ("k_large", 2)),      # smallest bucket >= M
+    (128, ("k_large", 2)),
+    (129, ("k_large", 4)),
+    (1024, ("k_large", 4)),
+])
+def test_exact_nk_smallest_bucket_at_least_m(M, expect):
+    assert lookup(M) == expect + ("table",)
+
+
+@pytest.mark.parametrize("M", [1025, 4096, 1 << 20])
+def test_m_above_every_bucket_picks_largest(M):
+    assert lookup(M) == ("k_large", 4, "table")
+
+
+def test_rows_of_other_dtypes_and_arches_are_ignored():
+    assert lookup(8, out_dtype="fp16") == ("k_fp16", 2, "table")
+    assert lookup(8, arch="gfx950", in_dtype="fp8_e4m3fn") == ("k_950", 2, "table")
+    # fp16 rows have only one bucket (64): above it, still the largest fp16 bucket, never a bf16 row.
+    assert lookup(500, out_dtype="fp16") == ("k_fp16", 2, "table")
+
+
+def test_row_order_does_not_matter():
+    shuffled = "\n".join(reversed(ROWS.strip().split("\n")))
+    for M in (1, 16, 17, 129, 5000):
+        assert lookup(M, rows=shuffled) == lookup(M)
+
+
+@pytest.mark.parametrize("M,expect", [(1, ("k_small", 1)), (32, ("k_small", 1)), (33, ("k_large", 3)),
+                                      (8192, ("k_large", 3)), (100000, ("k_large", 3))])
+@pytest.mark.parametrize("N,K", [(1024, 2048), (4096, 2048), (2048, 4096)])
+def test_absent_nk_uses_default_rows(M, expect, N, K):
+    assert lookup(M, N, K) == expect + ("default",)
+
+
+def test_no_rows_falls_back_to_any_matching_kernel():
+    assert lookup(1, rows="") == ("k_small", 1, "fallback")
+    assert lookup(5000, 1024, 512, rows="") == ("k_small", 1, "fallback")
+    assert lookup(3, out_dtype="fp16", rows="") == ("k_fp16", 1, "fallback")
+    # Rows for other (N, K) only and no default rows: fallback as well.
+    only_exact = "gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,16,4096,4096,k_large,2\n"
+    assert lookup(3, 1024, 1024, rows=only_exact) == ("k_small", 1, "fallback")
+    assert lookup(3, rows=only_exact) == ("k_large", 2, "table")
+
+
+def test_row_naming_an_unknown_kernel_is_skipped():
+    rows = ("gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,64,4096,4096,k_gone,2\n"
+            "gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,64,0,0,k_large,2\n")
+    assert lookup(8, rows=rows) == ("k_large", 2, "default")
+
+
+# ----------------------------------------------------------------------------- alignment
+
+ALIGN_KERNELS = """\
+k_128,gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,128,128,4
+k_n64,gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,16,64,4
+k_any,gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,16,16,4
+"""
+ALIGN_ROWS = """\
+gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,256,4096,4000,k_128,2
+gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,256,4096,4096,k_128,2
+gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,256,0,0,k_n64,2
+"""
+
+
+def test_alignment_constraint_skips_a_kernel():
+    # Aligned: the table row is used.
+    assert lookup(8, 4096, 4096, kernels=ALIGN_KERNELS, rows=ALIGN_ROWS) == ("k_128", 2, "table")
+    # K = 4000 is not a multiple of 128: the exact row's kernel is skipped, the default's is used.
+    assert lookup(8, 4096, 4000, kernels=ALIGN_KERNELS, rows=ALIGN_ROWS) == ("k_n64", 2, "default")
+    # N = 1040 meets neither k_128 nor k_n64 (N % 64): the first kernel that fits, split_k 1.
+    assert lookup(8, 1040, 4096, kernels=ALIGN_KERNELS, rows=ALIGN_ROWS) == ("k_any", 1, "fallback")
+
+
+def test_no_aligned_kernel_raises():
+    kernels = "k_128,gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,128,128,4\n"
+    with pytest.raises(NotImplementedError,
+                       match=r"flygemm\.gemm_a8w8 on gfx942.*N=4096 K=4000.*alignment.*K % 128 == 0 and N % 128 == 0"):
+        lookup(8, 4096, 4000, kernels=kernels, rows="")
+
+
+# ----------------------------------------------------------------------------- split_k
+
+
+def test_split_k_clamped_to_kernel_max():
+    rows = ("gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,16,4096,4096,k_large,32\n"
+            "gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,64,4096,4096,k_small,4\n"
+            "gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,128,4096,4096,k_large,0\n"
+            "gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,256,4096,4096,k_large,-3\n"
+            "gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,512,4096,4096,k_zero,5\n")
+    kernels = KERNELS + "k_zero,gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,16,16,0\n"
+    assert lookup(8, rows=rows, kernels=kernels) == ("k_large", 8, "table")   # 32 -> max 8
+    assert lookup(40, rows=rows, kernels=kernels) == ("k_small", 1, "table")  # 4 -> max 1
+    assert lookup(100, rows=rows, kernels=kernels) == ("k_large", 1, "table")  # 0 -> at least 1
+    assert lookup(200, rows=rows, kernels=kernels) == ("k_large", 1, "table")  # negative -> 1
+    assert lookup(300, rows=rows, kernels=kernels) == ("k_zero", 1, "table")   # max 0 means 1
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+def test_unknown_arch_names_arch_and_supported():
+    with pytest.raises(NotImplementedError,
+                       match=r"flygemm\.gemm_a8w8 on sm_80 .*no kernels for arch sm_80; arches with kernels: gfx942, gfx950"):
+        lookup(8, arch="sm_80")
+
+
+def test_op_without_kernels():
+    with pytest.raises(NotImplementedError, match=r"gemm_mxfp4 on gfx942.*no gfx942 kernel implements this op"):
+        lookup(8, op="gemm_mxfp4", in_dtype="fp4_e2m1_x2")
+
+
+def test_dtype_combination_not_built():
+    with pytest.raises(NotImplementedError,
+                       match=r"no gfx942 kernel for this dtype combination; built: fp8_e4m3fnuz->bf16, fp8_e4m3fnuz->fp16"):
+        lookup(8, out_dtype="fp32")
+
+
+def test_empty_tables_raise_not_implemented():
+    with pytest.raises(NotImplementedError, match=r"arches with kernels: none"):
+        lookup(8, kernels="", rows="")
+
+
+def test_bad_csv_is_rejected():
+    with pytest.raises(RuntimeError, match="kernel line needs 8 fields"):
+        lookup(8, kernels="k,gfx942,gemm_a8w8\n")
+    with pytest.raises(RuntimeError, match="row line needs 9 fields"):
+        lookup(8, rows="gfx942,gemm_a8w8,fp8_e4m3fnuz\n")
+    with pytest.raises(RuntimeError, match="unknown dtype 'fp9'"):
+        lookup(8, in_dtype="fp9")
+    with pytest.raises(RuntimeError, match="unknown op gemm_nope"):
+        lookup(8, op="gemm_nope")
+
+
+# ----------------------------------------------------------------------------- miss log
+
+HEADER = "arch,op,in_dtype,out_dtype,m_max,N,K,kernel,split_k,us,tflops,gbps"
+
+
+def test_log_misses_appends_tuner_rows(tmp_path, monkeypatch):
+    log = tmp_path / "misses.csv"
+    monkeypatch.setenv("FLYGEMM_LOG_MISSES", str(log))
+    m_hit, m_default, m_fallback = next(_unique_m), next(_unique_m), next(_unique_m)
+    # A table hit (M above every bucket still hits the table: the (N, K) key is present).
+    assert lookup(m_hit)[2] == "table"
+    assert not log.exists() or log.read_text() == ""
+    # A default-row miss and a fallback miss.
+    assert lookup(m_default, 1024, 2048) == ("k_large", 3, "default")
+    assert lookup(m_fallback, 2048, 512, rows="") == ("k_small", 1, "fallback")
+    # Repeating a miss does not add a row.
+    lookup(m_default, 1024, 2048)
+    lines = log.read_text().splitlines()
+    assert lines[0] == HEADER
+    assert lines[1:] == [
+        f"gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,{m_default},1024,2048,k_large,3,,,",
+        f"gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,{m_fallback},2048,512,k_small,1,,,",
+    ]
+    rows = list(csv.DictReader(log.open()))
+    assert [r["kernel"] for r in rows] == ["k_large", "k_small"]
+    assert all(r["us"] == "" and r["tflops"] == "" and r["gbps"] == "" for r in rows)
+    # The rows are valid dispatch rows for the lookup itself (the tuner fills in us/tflops/gbps).
+    as_rows = "\n".join(",".join(line.split(",")[:9]) for line in lines[1:]) + "\n"
+    assert lookup(m_default, 1024, 2048, rows=as_rows) == ("k_large", 3, "table")
+
+
+def test_log_misses_appends_without_second_header(tmp_path, monkeypatch):
+    log = tmp_path / "misses.csv"
+    log.write_text(HEADER + "\ngfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,1,2,3,k_small,1,,,\n")
+    monkeypatch.setenv("FLYGEMM_LOG_MISSES", str(log))
+    m = next(_unique_m)
+    lookup(m, 512, 512)
+    lines = log.read_text().splitlines()
+    assert lines.count(HEADER) == 1 and len(lines) == 3
+    assert lines[2] == f"gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,{m},512,512,k_large,3,,,"
+
+
+def test_no_log_without_env(tmp_path, monkeypatch):
+    monkeypatch.delenv("FLYGEMM_LOG_MISSES", raising=False)
+    monkeypatch.chdir(tmp_path)
+    lookup(next(_unique_m), 640, 640)
+    assert list(tmp_path.iterdir()) == []
+    # Set after the first call: read at call time.
+    log = tmp_path / "late.csv"
+    monkeypatch.setenv("FLYGEMM_LOG_MISSES", str(log))
+    m = next(_unique_m)
+    lookup(m, 640, 640)
+    assert log.read_text().splitlines()[1].startswith(f"gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,{m},640,640,")
+
+
+# ----------------------------------------------------------------------------- explain / info
+
+
+@pytest.mark.parametrize("op", ["gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale", "gemm_mxfp8", "gemm_mxfp4"])
+def test_explain_cpu(op):
+    expect = {"kernel": "cpu_reference", "split_k": 1, "source": "cpu", "arch": "cpu"}
+    assert flygemm.explain(op, 16, 4096, 4096, torch.bfloat16, device="cpu") == expect
+    assert flygemm.explain(op, 1, 8, 8, device=torch.device("cpu")) == expect
+
+
+def test_info():
+    info = flygemm.info()
+    assert info["version"] == flygemm.__version__
+    assert "cpu" in info["backends"]
+    assert set(info["backends"]) <= {"cpu", "cuda", "rocm"}
+    assert isinstance(info["archs"], dict) and isinstance(info["kernels"], list)
+    for k in info["kernels"]:
+        assert {"name", "arch", "op", "in_dtype", "out_dtype", "w_layout", "tile"} <= set(k)
+        assert k["arch"] in info["archs"]
+    for arch, counts in info["archs"].items():
+        assert counts["kernels"] == sum(k["arch"] == arch for k in info["kernels"])
+
+
+def test_explain_on_linked_table():
+    """explain for an arch uses the table linked into this build: a kernel when one exists,
+    otherwise a NotImplementedError naming the arch and the arches that have kernels."""
+    info = flygemm.info()
+    names = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp8_e4m3fn": torch.float8_e4m3fn,
+             "fp8_e4m3fnuz": torch.float8_e4m3fnuz, "int8": torch.int8, "fp4_e2m1_x2": torch.float4_e2m1fn_x2}
+    outs = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+    for k in info["kernels"][:5]:
+        got = flygemm.explain(k["op"], 64, 4096, 4096, names[k["in_dtype"]], device=k["arch"],
+                              out_dtype=outs[k["out_dtype"]])
+        assert got["arch"] == k["arch"] and got["split_k"] >= 1
+        assert got["source"] in ("table", "default", "fallback")
+    for arch in ("sm_90a", "gfx942", "gfx950"):
+        if arch in info["archs"]:
+            continue
+        supported = ", ".join(sorted(info["archs"])) or "none"
+        with pytest.raises(NotImplementedError, match=rf"no kernels for arch {arch}; arches with kernels: {supported}"):
+            flygemm.explain("gemm_a16w16", 64, 4096, 4096, torch.bfloat16, device=arch)
+    with pytest.raises(RuntimeError, match="flygemm.explain: unknown op 'gemm_nope'"):
+        flygemm.explain("gemm_nope", 1, 1, 1, torch.bfloat16, device="gfx942")
