@@ -1,0 +1,382 @@
+"""Helpers for the ROCm tests that run without AMD hardware: AMDGPU code objects (ELF header,
+metadata note decoded with a small MessagePack reader), FlyDSL export objects embedded in a
+library, the stub HIP runtime (tests/stub_hip) and its call log."""
+
+import json
+import os
+import pathlib
+import re
+import shutil
+import struct
+import subprocess
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+STUB_SRC = ROOT / "tests" / "stub_hip" / "stub_amdhip64.c"
+
+EM_AMDGPU = 224
+NT_AMDGPU_METADATA = 32
+# EF_AMDGPU_MACH values (e_flags & 0xff)
+MACH = {0x02C: "gfx906", 0x030: "gfx908", 0x03F: "gfx90a", 0x040: "gfx940", 0x04B: "gfx941", 0x04C: "gfx942",
+        0x04F: "gfx950"}
+LDS_LIMIT = {"gfx942": 64 * 1024, "gfx950": 160 * 1024}
+# Per-wave register budgets on CDNA3/CDNA4 (wave64): 512 unified VGPRs (up to 256 of them
+# AGPRs), 102 addressable SGPRs (+ VCC etc.; the metadata count includes the extras).
+MAX_VGPR, MAX_AGPR, MAX_SGPR = 512, 256, 112
+
+
+# ------------------------------------------------------------------------------------------
+# MessagePack (only what the AMDGPU metadata uses)
+# ------------------------------------------------------------------------------------------
+def msgpack_loads(data: bytes):
+    value, pos = _mp(data, 0)
+    return value
+
+
+def _mp(b: bytes, i: int):
+    c = b[i]
+    i += 1
+    if c <= 0x7F:
+        return c, i
+    if c >= 0xE0:
+        return c - 0x100, i
+    if c & 0xF0 == 0x80:
+        return _mp_map(b, i, c & 0x0F)
+    if c & 0xF0 == 0x90:
+        return _mp_arr(b, i, c & 0x0F)
+    if c & 0xE0 == 0xA0:
+        n = c & 0x1F
+        return b[i:i + n].decode(), i + n
+    if c == 0xC0:
+        return None, i
+    if c in (0xC2, 0xC3):
+        return c == 0xC3, i
+    fixed = {0xCC: ">B", 0xCD: ">H", 0xCE: ">I", 0xCF: ">Q", 0xD0: ">b", 0xD1: ">h", 0xD2: ">i", 0xD3: ">q",
+             0xCA: ">f", 0xCB: ">d"}
+    if c in fixed:
+        fmt = fixed[c]
+        n = struct.calcsize(fmt)
+        return struct.unpack(fmt, b[i:i + n])[0], i + n
+    lens = {0xD9: (">B", "s"), 0xDA: (">H", "s"), 0xDB: (">I", "s"), 0xC4: (">B", "b"), 0xC5: (">H", "b"),
+            0xC6: (">I", "b"), 0xDC: (">H", "a"), 0xDD: (">I", "a"), 0xDE: (">H", "m"), 0xDF: (">I", "m")}
+    if c in lens:
+        fmt, kind = lens[c]
+        n = struct.calcsize(fmt)
+        count = struct.unpack(fmt, b[i:i + n])[0]
+        i += n
+        if kind == "s":
+            return b[i:i + count].decode(), i + count
+        if kind == "b":
+            return bytes(b[i:i + count]), i + count
+        if kind == "a":
+            return _mp_arr(b, i, count)
+        return _mp_map(b, i, count)
+    raise ValueError(f"msgpack: unsupported type byte 0x{c:02x} at {i - 1}")
+
+
+def _mp_arr(b, i, n):
+    out = []
+    for _ in range(n):
+        v, i = _mp(b, i)
+        out.append(v)
+    return out, i
+
+
+def _mp_map(b, i, n):
+    out = {}
+    for _ in range(n):
+        k, i = _mp(b, i)
+        v, i = _mp(b, i)
+        out[k] = v
+    return out, i
+
+
+# ------------------------------------------------------------------------------------------
+# AMDGPU code objects
+# ------------------------------------------------------------------------------------------
+def code_object_info(data: bytes) -> dict:
+    """ELF header fields, gfx target and the decoded NT_AMDGPU_METADATA note of a code object."""
+    import io
+
+    from elftools.elf.elffile import ELFFile
+
+    assert data[:4] == b"\x7fELF", "not an ELF image"
+    elf = ELFFile(io.BytesIO(data))
+    info = {
+        "e_machine": struct.unpack_from("<H", data, 0x12)[0],
+        "e_flags": elf.header["e_flags"],
+        "abi_version": data[8],  # EI_ABIVERSION: 3 = code object v5, 4 = v6
+        "mach": MACH.get(elf.header["e_flags"] & 0xFF, f"unknown-0x{elf.header['e_flags'] & 0xFF:x}"),
+        "metadata": None,
+        "symbols": [],
+    }
+    for sec in elf.iter_sections():
+        if sec["sh_type"] == "SHT_NOTE":
+            # Walk the raw notes (pyelftools' decoding of vendor notes varies by version).
+            raw = sec.data()
+            p = 0
+            while p + 12 <= len(raw):
+                namesz, descsz, ntype = struct.unpack_from("<III", raw, p)
+                name = raw[p + 12:p + 12 + namesz].rstrip(b"\0")
+                d0 = p + 12 + ((namesz + 3) & ~3)
+                desc = raw[d0:d0 + descsz]
+                if ntype == NT_AMDGPU_METADATA and name == b"AMDGPU":
+                    info["metadata"] = msgpack_loads(desc)
+                p = d0 + ((descsz + 3) & ~3)
+        if sec.name == ".symtab":
+            info["symbols"] = [s.name for s in sec.iter_symbols() if s.name]
+    return info
+
+
+def elf_image_size(data: bytes, start: int = 0) -> int:
+    """Size of an ELF64 image beginning at `start` (end of the furthest section/header)."""
+    (phoff, shoff) = struct.unpack_from("<QQ", data, start + 0x20)
+    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", data, start + 0x36)
+    end = shoff + shentsize * shnum
+    for k in range(shnum):
+        sh = start + shoff + k * shentsize
+        stype = struct.unpack_from("<I", data, sh + 4)[0]
+        off, size = struct.unpack_from("<QQ", data, sh + 0x18)
+        if stype != 8:
+            end = max(end, off + size)
+    for k in range(phnum):
+        ph = start + phoff + k * phentsize
+        off = struct.unpack_from("<Q", data, ph + 8)[0]
+        filesz = struct.unpack_from("<Q", data, ph + 0x20)[0]
+        end = max(end, off + filesz)
+    return end
+
+
+def embedded_exports(path) -> list:
+    """FlyDSL export objects linked into a host ELF (object or shared library).
+
+    Returns one dict per export: {"symbol", "hsaco" (bytes), "metadata" (the export's JSON:
+    arch, abi slots, ...)}. Uses the local symbols `<sym>__kernels_binary` / `<sym>__metadata`
+    from .symtab; if the file is stripped, falls back to scanning for embedded AMDGPU ELF images
+    (symbol and metadata then None)."""
+    from elftools.elf.elffile import ELFFile
+
+    path = pathlib.Path(path)
+    data = path.read_bytes()
+    out = {}
+    with open(path, "rb") as f:
+        elf = ELFFile(f)
+        symtab = elf.get_section_by_name(".symtab")
+        if symtab is not None:
+            for s in symtab.iter_symbols():
+                m = re.fullmatch(r"(.+)__(kernels_binary|metadata)", s.name)
+                if not m or s["st_size"] == 0 or not isinstance(s["st_shndx"], int):
+                    continue
+                sec = elf.get_section(s["st_shndx"])
+                if sec["sh_type"] == "SHT_NOBITS":
+                    continue
+                if elf.header["e_type"] == "ET_REL":
+                    off = sec["sh_offset"] + s["st_value"]
+                else:  # virtual address -> file offset
+                    off = sec["sh_offset"] + (s["st_value"] - sec["sh_addr"])
+                blob = data[off:off + s["st_size"]]
+                entry = out.setdefault(m.group(1), {"symbol": m.group(1), "hsaco": None, "metadata": None})
+                if m.group(2) == "kernels_binary":
+                    entry["hsaco"] = blob
+                else:
+                    entry["metadata"] = json.loads(blob.rstrip(b"\0").decode())
+    if out:
+        return [e for e in out.values() if e["hsaco"] is not None]
+    found = []
+    for m in re.finditer(re.escape(b"\x7fELF\x02\x01\x01"), data):
+        s = m.start()
+        if s == 0 or struct.unpack_from("<H", data, s + 0x12)[0] != EM_AMDGPU:
+            continue
+        found.append({"symbol": None, "hsaco": data[s:s + elf_image_size(data, s)], "metadata": None})
+    return found
+
+
+def abi_kernarg_layout(abi: list) -> list:
+    """(offset, size) of each kernel argument the FlyDSL launcher packs (stream excluded), laid
+    out with natural alignment as the AMDGPU kernarg segment is."""
+    out, off = [], 0
+    for slot in abi:
+        if slot["kind"] == "stream":
+            continue
+        size, align = slot["size"], slot["alignment"]
+        off = (off + align - 1) // align * align
+        out.append((off, size))
+        off += size
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# Stub HIP runtime
+# ------------------------------------------------------------------------------------------
+def build_stub(tmpdir) -> pathlib.Path:
+    """Compile tests/stub_hip/stub_amdhip64.c into <tmpdir>/libamdhip64.so."""
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        import pytest
+
+        pytest.skip("no C compiler for the stub HIP runtime")
+    out = pathlib.Path(tmpdir) / "libamdhip64.so"
+    subprocess.run([cc, "-std=c11", "-O1", "-shared", "-fPIC", str(STUB_SRC), "-o", str(out), "-lpthread"],
+                   check=True)
+    return out
+
+
+def read_log(path) -> list:
+    p = pathlib.Path(path)
+    if not p.exists():
+        return []
+    return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+
+
+def stub_env(stub_lib, log, arch, **extra) -> dict:
+    env = dict(os.environ)
+    env.update(FLYGEMM_HIP_LIBRARY=str(stub_lib), FLYGEMM_STUB_LOG=str(log), FLYGEMM_STUB_ARCH=arch)
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def decode_gemm_a16w16_kernarg(hexstr: str) -> dict:
+    """The 52-byte kernarg segment of gemm_a16w16: out, a, w, bias pointers; M, N, K, lda, ldo."""
+    raw = bytes.fromhex(hexstr)
+    out, a, w, bias = struct.unpack_from("<QQQQ", raw, 0)
+    M, N, K, lda, ldo = struct.unpack_from("<iiiii", raw, 32)
+    return dict(out=out, a=a, w=w, bias=bias, M=M, N=N, K=K, lda=lda, ldo=ldo)
+
+
+# Fake pointers used by flygemm_rocm_probe_record (csrc/rocm_runtime.cpp).
+PROBE_A, PROBE_W, PROBE_OUT, PROBE_STREAM = 0x7F1000000000, 0x7F2000000000, 0x7F3000000000, 0x5EED0000
+
+
+# ------------------------------------------------------------------------------------------
+# Probing kernel records through the stub (subprocess: HIP loading is process-global)
+# ------------------------------------------------------------------------------------------
+_PROBE_SCRIPT = r"""
+import ctypes, json, sys
+cases = json.loads(sys.argv[2])
+if sys.argv[1] == "torch":
+    import torch, flygemm  # noqa: F401
+    t = torch.ops.flygemm_testing
+    arch = t.rocm_device_arch(0)
+    results = [t.rocm_launch_probe(n, M, N, K, s) for n, M, N, K, s in cases]
+else:
+    lib = ctypes.CDLL(sys.argv[1])
+    buf = ctypes.create_string_buffer(4096)
+    rc = lib.harness_device_arch(0, buf, 4096)
+    arch = buf.value.decode() if rc == 0 else "error: " + buf.value.decode()
+    results = []
+    for n, M, N, K, s in cases:
+        lib.harness_probe(n.encode(), ctypes.c_int64(M), ctypes.c_int64(N), ctypes.c_int64(K), s, buf, 4096)
+        results.append(buf.value.decode())
+print("PROBE_RESULT " + json.dumps({"arch": arch, "results": results}))
+"""
+
+
+def run_probes(backend: str, env: dict, cases: list) -> dict:
+    """Runs flygemm_rocm_probe_record for each (name, M, N, K, split_k) in a fresh process.
+    backend: "torch" (the flygemm extension) or the path of a standalone harness library."""
+    import sys
+
+    if backend == "torch":  # the child imports the same flygemm package as this process
+        import flygemm
+
+        pkg_parent = str(pathlib.Path(flygemm.__file__).resolve().parent.parent)
+        env = dict(env, PYTHONPATH=os.pathsep.join(p for p in (pkg_parent, env.get("PYTHONPATH")) if p))
+    proc = subprocess.run([sys.executable, "-c", _PROBE_SCRIPT, backend, json.dumps(cases)], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("PROBE_RESULT ")]
+    assert proc.returncode == 0 and line, f"probe process failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    return json.loads(line[-1][len("PROBE_RESULT "):])
+
+
+def ceil_div(a, b):
+    return (a + b - 1) // b
+
+
+def check_gemm_a16w16_launches(log: list, kernel: dict, arch: str, cases: list) -> None:
+    """Checks the stub log of probing one gemm_a16w16 kernel record with `cases`
+    [(M, N, K), ...]: one code-object load for the device, of the right target; the kernel
+    symbol with the expected kernarg/LDS/scratch metadata; and per launch the grid, block,
+    dynamic LDS and the kernarg bytes."""
+    tm, tn, _tk = kernel["tile"]
+    meta = kernel.get("meta") or {}
+    loads = [e for e in log if e["call"] == "hipModuleLoadData"]
+    assert len(loads) == 1, f"expected one module load per device, got {loads}"
+    assert loads[0]["rc"] == 0 and loads[0]["e_machine"] == EM_AMDGPU
+    assert loads[0]["mach"] == arch, f"loaded a {loads[0]['mach']} code object on a {arch} device"
+    assert loads[0]["target"].split("-")[-1].split(":")[0] == arch, loads[0]["target"]
+    funcs = [e for e in log if e["call"] == "hipModuleGetFunction"]
+    assert len(funcs) == 1 and funcs[0]["rc"] == 0, funcs
+    f = funcs[0]
+    assert f["kernarg_segment_size"] == 52
+    assert f["args"] == [[0, 8, "global_buffer"], [8, 8, "global_buffer"], [16, 8, "global_buffer"],
+                         [24, 8, "global_buffer"], [32, 4, "by_value"], [36, 4, "by_value"], [40, 4, "by_value"],
+                         [44, 4, "by_value"], [48, 4, "by_value"]]
+    assert f["private_segment_fixed_size"] == 0
+    assert 0 < f["group_segment_fixed_size"] <= LDS_LIMIT[arch]
+    if "lds_bytes" in meta:
+        assert f["group_segment_fixed_size"] == meta["lds_bytes"]
+    assert f["wavefront_size"] == 64
+    launches = [e for e in log if e["call"] == "hipModuleLaunchKernel"]
+    expected = [c for c in cases if c[0] > 0 and c[1] > 0]
+    assert len(launches) == len(expected), (launches, expected)
+    for e, (M, N, K) in zip(launches, expected):
+        assert e["rc"] == 0 and e["name"] == f["name"]
+        assert e["grid"] == [ceil_div(M, tm), ceil_div(N, tn), 1], (e["grid"], M, N, kernel["tile"])
+        assert e["block"] == [meta.get("threads", 256), 1, 1]
+        assert e["shared"] == meta.get("dynamic_lds_bytes", 0) == 0
+        assert e["stream"] == PROBE_STREAM
+        assert e["via"] == "kernelParams" and e["kernarg_size"] == 52
+        ka = decode_gemm_a16w16_kernarg(e["kernarg"])
+        assert ka == dict(out=PROBE_OUT, a=PROBE_A, w=PROBE_W, bias=0, M=M, N=N, K=K, lda=ceil_div(K, 8) * 8,
+                          ldo=N), ka
+
+
+# ------------------------------------------------------------------------------------------
+# Standalone harness: FlyDSL objects + csrc/rocm_runtime.cpp (shim only) + a minimal registry
+# ------------------------------------------------------------------------------------------
+def write_harness_registry(path, built: list) -> None:
+    """built: [(spec, build_result), ...] as tools/build_kernels.py would pass them."""
+    lines = ['#include "launch.h"', "#include <cstring>", "#include <cstdint>", ""]
+    for spec, res in built:
+        lines += [f"namespace {spec['ident']}_ns {{", res["adapter_cpp"], "}"]
+    lines.append("static const flygemm::KernelRecord kKernels[] = {")
+    for spec, res in built:
+        lines.append("  {" + ", ".join([
+            json.dumps(spec["name"]), json.dumps(spec["arch"]), json.dumps(spec["family"]), json.dumps(spec["op"]),
+            f"flygemm::DType::{spec['in_dtype']}", f"flygemm::DType::{spec['out_dtype']}",
+            f"flygemm::WeightLayout::{spec['w_layout']}", str(spec["tile_m"]), str(spec["tile_n"]),
+            str(spec["tile_k"]), str(res.get("max_split_k", 1)), str(res.get("requires_k_multiple", 1)),
+            str(res.get("requires_n_multiple", 1)), json.dumps(json.dumps(res["meta"])),
+            f"&{spec['ident']}_ns::{spec['ident']}_load", f"&{spec['ident']}_ns::{spec['ident']}_launch"]) + "},")
+    lines += [
+        "};",
+        "namespace flygemm {",
+        "const KernelRecord* find_kernel(const char* n) {",
+        "  for (const auto& k : kKernels) if (!std::strcmp(k.name, n)) return &k;",
+        "  return nullptr;",
+        "}",
+        "}  // namespace flygemm",
+        'extern "C" int flygemm_rocm_probe_record(const flygemm::KernelRecord*, int64_t, int64_t, int64_t, int, '
+        "char*, int);",
+        'extern "C" int flygemm_rocm_device_arch(int, char*, int);',
+        'extern "C" int harness_probe(const char* n, int64_t M, int64_t N, int64_t K, int s, char* o, int l) {',
+        "  return flygemm_rocm_probe_record(flygemm::find_kernel(n), M, N, K, s, o, l);",
+        "}",
+        'extern "C" int harness_device_arch(int d, char* o, int l) { return flygemm_rocm_device_arch(d, o, l); }',
+    ]
+    pathlib.Path(path).write_text("\n".join(lines) + "\n")
+
+
+def link_harness(tmpdir, built: list, objects: list) -> pathlib.Path:
+    cxx = shutil.which("g++") or shutil.which("c++")
+    if cxx is None:
+        import pytest
+
+        pytest.skip("no C++ compiler")
+    tmpdir = pathlib.Path(tmpdir)
+    reg = tmpdir / "harness_registry.cpp"
+    write_harness_registry(reg, built)
+    out = tmpdir / "libflygemm_rocm_harness.so"
+    subprocess.run([cxx, "-std=c++17", "-O1", "-shared", "-fPIC", "-DFLYGEMM_ROCM_SHIM_ONLY",
+                    f"-I{ROOT / 'csrc'}", str(reg), str(ROOT / "csrc" / "rocm_runtime.cpp"), *map(str, objects),
+                    "-o", str(out), "-ldl", "-pthread"], check=True)
+    return out
