@@ -23,7 +23,7 @@ if ! $PY setup.py build_ext --inplace > "$OUT/build.log" 2>&1; then
   tail -n 60 "$OUT/build.log"; echo "BUILD FAILED"; exit 1
 fi
 t1=$(date +%s)
-$PY -m flygemm info > "$OUT/info.txt" 2>&1
+$PY -m flygemm info --kernels > "$OUT/info.txt" 2>&1
 $PY -m pytest -q -rs -p no:cacheprovider ${FLYGEMM_TEST_ARGS:-tests/test_gpu_cuda.py} > "$OUT/tests.log" 2>&1
 test_rc=$?
 t2=$(date +%s)

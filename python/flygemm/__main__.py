@@ -16,7 +16,7 @@ DTYPES = {
 }
 
 
-def cmd_info(_args) -> int:
+def cmd_info(args) -> int:
     info = flygemm.info()
     print(f"flygemm {info['version']} (torch {torch.__version__})")
     print(f"library: {flygemm.library_path()}")
@@ -25,7 +25,7 @@ def cmd_info(_args) -> int:
         print("kernels: none linked (CPU oracle only)")
     for arch, a in info["archs"].items():
         print(f"  {arch}: {a['kernels']} kernels, {a['dispatch_rows']} dispatch rows")
-    for k in info["kernels"]:
+    for k in info["kernels"] if args.kernels else []:
         print(f"    {k['arch']:<7} {k['name']:<48} {k['in_dtype']}->{k['out_dtype']} {k['w_layout']} tile {k['tile']}")
     if torch.cuda.is_available():
         print(f"device: {torch.cuda.get_device_name()} ({flygemm._arch_of('cuda')})")
@@ -43,7 +43,8 @@ def cmd_explain(args) -> int:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m flygemm")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("info", help="version, backends, arches, kernels, dispatch rows")
+    info = sub.add_parser("info", help="version, backends, arches, kernels, dispatch rows")
+    info.add_argument("--kernels", action="store_true", help="list every compiled kernel")
     sub.add_parser("bench", help="benchmark every op against torch on the present device", add_help=False)
     ex = sub.add_parser("explain", help="which kernel and split_k a problem gets")
     ex.add_argument("op")
