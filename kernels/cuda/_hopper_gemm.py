@@ -1,0 +1,1196 @@
+"""Shared machinery of the sm_90a (H100/H200) GEMM families written in CuTe DSL.
+
+    out[m, n] = round_out( epilogue( mainloop(A[m, :], W[n, :]) ) )
+
+Used by kernels/cuda/gemm_a16w16.py, gemm_a8w8.py and gemm_a8w8_blockscale.py (tools/build_kernels.py
+hashes every kernels/cuda/_*.py into each kernel's cache key, so a change here rebuilds them all).
+
+A is [M, K] row-major with row stride lda, W is [N, K] contiguous (K-major, a "TN" GEMM; Hopper's
+8-bit wgmma needs both operands K-major anyway), out is [M, N] with row stride ldo.
+
+Kernel design (one CTA = 1 producer warpgroup + `mma_wg` consumer warpgroups):
+  * warp 0 of warpgroup 0 streams A/W tiles into a `stages`-deep shared-memory ring with TMA
+    (out-of-bounds rows / columns / K tail are zero-filled by the TMA unit); the rest of the
+    producer warpgroup gives its registers away (setmaxnreg) and idles;
+  * the consumer warpgroups run wgmma (SS operands) on each stage, releasing a stage back to the
+    producer through an mbarrier pipeline as soon as the wgmma reading it has retired;
+      - mainloop "plain": one accumulator (fp32, or s32 for int8), one wgmma batch kept in flight;
+      - mainloop "blockscale": per 128-wide K block the wgmma sum goes to a scratch accumulator
+        which is then scaled by a_scale[m, kb] * w_scale[n / 128, kb] and added to an fp32
+        accumulator in registers ("fp32 promotion");
+  * epilogue: "bias" (+ bias[n] in fp32) or "scaled" (acc * sa[m] * sw[n] + bias[n], per-tensor or
+    per-row scales chosen at run time), one rounding to the output dtype, registers -> swizzled smem
+    (stmatrix for 16-bit outputs) -> TMA store, which clips the ragged M / N edges;
+  * persistent: grid = min(#tiles, #SMs), tiles visited in a grouped raster order; the producer
+    runs ahead into the next tile while the consumers do the epilogue of the current one.
+
+Run-time arguments are plain pointers and integers (M, N, K, lda, ldo are dynamic), so one binary
+per (in_dtype, out_dtype, tile config) serves every shape.
+
+A family file defines a `Family` (name, op, Config subclass, the DSL kernel subclass with its own
+`__call__` / `kernel` signatures, the exported C wrapper's expected arguments and the C++ adapter's
+family-specific checks and argument packing) and delegates `build()` / the CLI to this module.
+"""
+
+import argparse
+import ctypes
+import hashlib
+import json
+import os
+import pathlib
+import re
+import shutil
+import struct
+import subprocess
+import tempfile
+import time
+
+# sm_90 shared memory per block (opt-in maximum): 227 KiB.
+SMEM_CAPACITY = 232448
+# Bytes kept aside for mbarriers and alignment padding.
+SMEM_RESERVED = 1024 + 1024
+
+DTYPE_ALIASES = {
+    "bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16",
+    "fp16": "fp16", "f16": "fp16", "half": "fp16", "float16": "fp16", "torch.float16": "fp16",
+    "fp32": "fp32", "f32": "fp32", "float": "fp32", "float32": "fp32", "torch.float32": "fp32",
+    "fp8_e4m3fn": "fp8_e4m3fn", "fp8": "fp8_e4m3fn", "e4m3": "fp8_e4m3fn", "float8_e4m3fn": "fp8_e4m3fn",
+    "torch.float8_e4m3fn": "fp8_e4m3fn",
+    "int8": "int8", "i8": "int8", "s8": "int8", "torch.int8": "int8",
+}
+DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8_e4m3fn": 1, "int8": 1}
+CPP_DTYPE = {k: f"flygemm::DType::{k}" for k in DTYPE_BYTES}
+
+
+def norm_dtype(family: str, s, allowed) -> str:
+    key = str(s).strip().lower()
+    name = DTYPE_ALIASES.get(key)
+    if name is None or name not in allowed:
+        raise ValueError(f"{family}: unsupported dtype {s!r} (expected one of {', '.join(allowed)})")
+    return name
+
+
+def c_ident(text: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Configuration (pure Python, no DSL import needed)
+# ---------------------------------------------------------------------------------------------
+class GemmConfig:
+    """Static description of one specialization, derived from a kernels CSV row.  Families
+    subclass it to set FAMILY / IN_DTYPES / OUT_DTYPES / MAINLOOP / EPILOGUE and to add checks."""
+
+    FAMILY = "hopper_gemm"
+    IN_DTYPES = ("bf16", "fp16")
+    OUT_DTYPES = ("bf16", "fp16", "fp32")
+    MAINLOOP = "plain"        # "plain" | "blockscale"
+    EPILOGUE = "bias"         # "bias" | "scaled"
+    DEFAULT_TILE = (128, 128, 64)
+    MAINLOOP_TEXT = "TMA + mbarrier pipeline + wgmma (SS), fp32 accumulators"
+    EPILOGUE_TEXT = "bias(fp32) + round once + stmatrix/st.shared + TMA store"
+
+    def __init__(self, in_dtype="bf16", out_dtype=None, tile_m=128, tile_n=128, tile_k=None,
+                 stages=0, mma_wg=0, raster_group=8, cluster_m=1, cluster_n=1, epi_stages=2):
+        fam = self.FAMILY
+        self.in_dtype = norm_dtype(fam, in_dtype, self.IN_DTYPES)
+        self.out_dtype = norm_dtype(fam, out_dtype or in_dtype, self.OUT_DTYPES)
+        in_b = DTYPE_BYTES[self.in_dtype]
+        if tile_k is None:
+            tile_k = 128 // in_b
+        self.tile_m, self.tile_n, self.tile_k = int(tile_m), int(tile_n), int(tile_k)
+        self.cluster_m, self.cluster_n = int(cluster_m), int(cluster_n)
+        self.raster_group = int(raster_group)
+        self.epi_stages = int(epi_stages)
+
+        if self.tile_m not in (64, 128, 256):
+            raise ValueError(f"{fam}: tile_m must be 64, 128 or 256, got {self.tile_m}")
+        if self.tile_n % 32 != 0 or not (32 <= self.tile_n <= 256):
+            raise ValueError(f"{fam}: tile_n must be a multiple of 32 in [32, 256], got {self.tile_n}")
+        # 64, 128 or 256 bytes of K per row: SW64 / SW128 / 2 x SW128 shared-memory atoms, and a
+        # multiple of the wgmma K (16 for 16-bit inputs, 32 for 8-bit inputs = 32 bytes).
+        allowed_k = tuple(b // in_b for b in (64, 128, 256))
+        if self.tile_k not in allowed_k:
+            raise ValueError(f"{fam}: tile_k must be one of {allowed_k} for {self.in_dtype} inputs, "
+                             f"got {self.tile_k}")
+        if (self.cluster_m, self.cluster_n) != (1, 1):
+            raise ValueError(f"{fam}: only cluster 1x1 is implemented, got "
+                             f"{self.cluster_m}x{self.cluster_n}")
+        if self.raster_group < 1:
+            raise ValueError(f"{fam}: raster_group must be >= 1")
+        if self.epi_stages < 1:
+            raise ValueError(f"{fam}: epi_stages must be >= 1")
+
+        # Consumer warpgroups: each wgmma atom covers 64 rows; 2 warpgroups split the rows.
+        self.mma_wg = int(mma_wg) if mma_wg else (1 if self.tile_m == 64 else 2)
+        if self.mma_wg not in (1, 2) or self.tile_m % (64 * self.mma_wg) != 0:
+            raise ValueError(f"{fam}: mma_wg={self.mma_wg} does not divide tile_m={self.tile_m}")
+        acc_regs = self.tile_m * self.tile_n // (128 * self.mma_wg)
+        limit = self.max_acc_regs()
+        if acc_regs > limit:
+            raise ValueError(f"{fam}: tile {self.tile_m}x{self.tile_n} with {self.mma_wg} "
+                             f"consumer warpgroup(s) needs {acc_regs} accumulator registers per "
+                             f"thread (max {limit} for this family)")
+        self.acc_regs = acc_regs
+        self.threads = 128 * (1 + self.mma_wg)
+        self.check_family()
+
+        # Epilogue sub-tile: rows of all consumer warpgroups x 32 columns.
+        self.epi_m = min(64 * self.mma_wg, self.tile_m)
+        self.epi_n = 32
+        out_b = DTYPE_BYTES[self.out_dtype]
+        self.epi_bytes = self.epi_m * self.epi_n * out_b * self.epi_stages
+        self.stage_bytes = (self.tile_m + self.tile_n) * self.tile_k * in_b + self.extra_stage_bytes()
+        max_stages = (SMEM_CAPACITY - SMEM_RESERVED - self.epi_bytes) // self.stage_bytes
+        if max_stages < 2:
+            raise ValueError(f"{fam}: tile does not fit in shared memory with 2 stages")
+        want = int(stages) if stages else max_stages
+        if want < 2:
+            raise ValueError(f"{fam}: stages must be >= 2")
+        self.stages = min(want, max_stages)
+        self.smem_bytes = self.stages * self.stage_bytes + self.epi_bytes + SMEM_RESERVED
+
+    # hooks ------------------------------------------------------------------------------------
+    def max_acc_regs(self) -> int:
+        return 128
+
+    def extra_stage_bytes(self) -> int:
+        """Shared memory per pipeline stage besides the A / W tiles."""
+        if self.MAINLOOP == "blockscale":  # tile_m + 4 fp32 scales and one mbarrier
+            return (self.tile_m + 4) * 4 + 8
+        return 0
+
+    def check_family(self) -> None:
+        pass
+
+    @property
+    def acc_is_int(self) -> bool:
+        return self.in_dtype == "int8"
+
+    @classmethod
+    def from_spec(cls, spec: dict) -> "GemmConfig":
+        p = dict(spec.get("params") or {})
+        d = cls.DEFAULT_TILE
+        return cls(
+            in_dtype=spec.get("in_dtype", cls.IN_DTYPES[0]),
+            out_dtype=spec.get("out_dtype") or spec.get("in_dtype", cls.IN_DTYPES[0]),
+            tile_m=spec.get("tile_m", d[0]), tile_n=spec.get("tile_n", d[1]),
+            tile_k=spec.get("tile_k", d[2]),
+            stages=p.get("stages", 0), mma_wg=p.get("mma_wg", 0),
+            raster_group=p.get("raster_group", 8),
+            cluster_m=p.get("cluster_m", 1), cluster_n=p.get("cluster_n", 1),
+            epi_stages=p.get("epi_stages", 2),
+        )
+
+    def meta(self) -> dict:
+        return {
+            "in_dtype": self.in_dtype, "out_dtype": self.out_dtype,
+            "tile_m": self.tile_m, "tile_n": self.tile_n, "tile_k": self.tile_k,
+            "stages": self.stages, "epi_stages": self.epi_stages,
+            "epi_tile": [self.epi_m, self.epi_n],
+            "mma_warpgroups": self.mma_wg, "threads_per_cta": self.threads,
+            "cluster": [self.cluster_m, self.cluster_n],
+            "raster_group": self.raster_group,
+            "smem_bytes": self.smem_bytes,
+            "persistent": True, "warp_specialized": True,
+            "mainloop": self.MAINLOOP_TEXT,
+            "epilogue": self.EPILOGUE_TEXT,
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# DSL import (only needed for compiling)
+# ---------------------------------------------------------------------------------------------
+_DSL_READY = False
+
+
+def import_dsl():
+    """Imports CuTe DSL; on a machine without a GPU the DSL's runtime library must be loaded
+    with RTLD_GLOBAL before compiling."""
+    global _DSL_READY
+    import cutlass  # noqa: F401
+    if not _DSL_READY:
+        import cutlass.base_dsl.env_manager as env_manager
+        lib = env_manager.get_prefix_dsl_libs("CUTE_DSL")
+        if lib:
+            for one in str(lib).split(os.pathsep):
+                if one:
+                    ctypes.CDLL(one, mode=ctypes.RTLD_GLOBAL)
+        _DSL_READY = True
+
+
+_BASE_CLASS = None
+
+
+def kernel_base_class():
+    """The DSL kernel base class (defined on first use so that importing this module needs no DSL).
+
+    Subclasses define the two entry points whose signatures are the family's ABI:
+      * `@cute.jit __call__(self, <pointers>, M, N, K, lda, ldo, <flags>, max_ctas, stream)` which
+        calls `self.launch_gemm(...)` with the family's extra kernel arguments;
+      * `@cute.kernel kernel(self, <common kernel args>, <extra kernel args>)` which calls
+        `self.kernel_body(...)`.
+    """
+    global _BASE_CLASS
+    if _BASE_CLASS is not None:
+        return _BASE_CLASS
+
+    import cutlass
+    import cutlass.cute as cute
+    import cutlass.pipeline as pipeline
+    import cutlass.utils.hopper_helpers as sm90_utils
+    from cutlass import Int32, Int64, Float32
+    from cutlass.cute.nvgpu import cpasync, warpgroup
+    from cutlass.tensor_utils import LayoutEnum
+
+    dsl_dtype = {"bf16": cutlass.BFloat16, "fp16": cutlass.Float16, "fp32": cutlass.Float32,
+                 "fp8_e4m3fn": cutlass.Float8E4M3FN, "int8": cutlass.Int8}
+
+    class HopperGemmSm90:
+        def __init__(self, cfg: GemmConfig):
+            self.cfg = cfg
+            self.a_dtype = dsl_dtype[cfg.in_dtype]
+            self.b_dtype = dsl_dtype[cfg.in_dtype]
+            self.c_dtype = dsl_dtype[cfg.out_dtype]
+            # wgmma accumulator: s32 for int8 inputs (exact), fp32 otherwise
+            self.acc_is_int = cfg.acc_is_int
+            self.acc_dtype = cutlass.Int32 if self.acc_is_int else Float32
+            self.acc_zero = 0 if self.acc_is_int else 0.0
+            self.mainloop_kind = cfg.MAINLOOP
+            self.epilogue_kind = cfg.EPILOGUE
+            self.tile_mnk = (cfg.tile_m, cfg.tile_n, cfg.tile_k)
+            self.mma_wg = cfg.mma_wg
+            self.num_mma_threads = 128 * cfg.mma_wg
+            self.threads = cfg.threads
+            self.stages = cfg.stages
+            self.epi_stages = cfg.epi_stages
+            self.epi_tile = (cfg.epi_m, cfg.epi_n)
+            self.raster_group = cfg.raster_group
+            # A, W and out are all "row major": K-major operands, N-major output.
+            self.a_layout = LayoutEnum.ROW_MAJOR
+            self.b_layout = LayoutEnum.ROW_MAJOR
+            self.c_layout = LayoutEnum.ROW_MAJOR
+            self.load_regs = 40
+            self.mma_regs = 232
+            self.buffer_align_bytes = 1024
+            # blockscale: fp32 scales per stage in smem: tile_m a_scale values, then w_scale
+            self.scale_stride = cfg.tile_m + 4
+
+        # ---------------------------------------------------------------- static setup
+        def _setup(self):
+            self.tiled_mma = sm90_utils.make_trivial_tiled_mma(
+                self.a_dtype, self.b_dtype,
+                self.a_layout.sm90_mma_major_mode(), self.b_layout.sm90_mma_major_mode(),
+                self.acc_dtype, (self.mma_wg, 1, 1), tiler_mn=(64, self.tile_mnk[1]))
+            self.a_smem_staged = sm90_utils.make_smem_layout_a(
+                self.a_layout, self.tile_mnk, self.a_dtype, self.stages)
+            self.b_smem_staged = sm90_utils.make_smem_layout_b(
+                self.b_layout, self.tile_mnk, self.b_dtype, self.stages)
+            self.epi_smem_staged = sm90_utils.make_smem_layout_epi(
+                self.c_dtype, self.c_layout, self.epi_tile, self.epi_stages)
+
+        def _make_r2s_copy(self, tiled_mma):
+            """Tiled copy accumulators -> epilogue smem.  Its thread/value footprint comes from
+            the stmatrix C-atom (also for fp32 outputs, where the data moves with plain st.shared)
+            so that accumulator sub-tile e, value v lands at the coordinate the TMA store of
+            sub-tile e expects; `verify_epilogue_layout` checks exactly this at build time."""
+            copy_atom_r2s = sm90_utils.sm90_get_smem_store_op(
+                self.c_layout, elem_ty_d=self.c_dtype, elem_ty_acc=Float32)
+            copy_atom_c = cute.make_copy_atom(
+                cute.nvgpu.warp.StMatrix8x8x16bOp(self.c_layout.is_m_major_c(), 4), self.c_dtype)
+            tiled_copy_c_atom = cute.make_tiled_copy_C_atom(copy_atom_c, tiled_mma)
+            return cute.make_tiled_copy_S(copy_atom_r2s, tiled_copy_c_atom)
+
+        def acc_row(self, i, wg, warp, lane):
+            """Row (inside the tile) of accumulator value i of a consumer thread: the PTX wgmma
+            m64nNk* D fragment, row 16*warp + lane/4 (+8), repeated per 64-row atom.  Python ints
+            or DSL values; `check_layouts` verifies it against the tiled MMA's partition."""
+            per_atom = self.tile_mnk[1] // 2
+            j, rep_m = i % per_atom, i // per_atom
+            return 64 * self.mma_wg * rep_m + 64 * wg + 16 * warp + lane // 4 + 8 * ((j // 2) % 2)
+
+        def acc_row_slot(self, i):
+            """Which of the thread's 2 * rep_m distinct rows accumulator value i belongs to."""
+            per_atom = self.tile_mnk[1] // 2
+            j, rep_m = i % per_atom, i // per_atom
+            return 2 * rep_m + (j // 2) % 2
+
+        def check_layouts(self, threads):
+            """Trace-time check (static thread indices): for every epilogue sub-tile e and value v
+            the accumulator coordinate equals the coordinate the r2s copy stores it to, and the
+            accumulator coordinates (bias / scale lookups) match the PTX wgmma layout."""
+            self._setup()
+            bm, bn, _ = self.tile_mnk
+            tiled_mma = self.tiled_mma
+            r2s = self._make_r2s_copy(tiled_mma)
+            c_tile = cute.make_identity_tensor((bm, bn))
+            c_epi = cute.make_identity_tensor(self.epi_tile)
+            g_epi = cute.zipped_divide(cute.make_identity_tensor((bm, bn)), self.epi_tile)
+            epi_shape = g_epi.shape[1]
+            epi_layout = cute.make_layout(epi_shape, stride=(epi_shape[1], 1))
+            epi_num = cute.size(g_epi, mode=[1])
+            bad = []
+            for t in threads:
+                t_c = tiled_mma.get_slice(t).partition_C(c_tile)
+                # PTX m64nNk16 D fragment: row 16*warp + lane/4 (+8), col 8*j + 2*(lane%4) (+1)
+                wg, lane, warp = t // 128, t % 32, (t % 128) // 32
+                per_atom = bn // 2  # accumulator values of one 64 x bn wgmma per thread
+                for i in range(cute.size(t_c)):
+                    j = i % per_atom
+                    want = (self.acc_row(i, wg, warp, lane),
+                            8 * (j // 4) + 2 * (lane % 4) + (j % 2))
+                    if tuple(t_c[i]) != want:
+                        bad.append(("acc", t, i, tuple(t_c[i]), want))
+                r_acc = r2s.retile(t_c)
+                src = r2s.get_slice(t).partition_S(c_epi)
+                n = cute.size(src)
+                if cute.size(r_acc) != n * epi_num:
+                    bad.append(("size", t, cute.size(r_acc), n * epi_num))
+                    continue
+                for e in range(epi_num):
+                    em, en = epi_layout.get_hier_coord(e)
+                    for v in range(n):
+                        want = (em * self.epi_tile[0] + src[v][0], en * self.epi_tile[1] + src[v][1])
+                        if tuple(r_acc[e * n + v]) != want:
+                            bad.append(("epi", t, e, v, tuple(r_acc[e * n + v]), want))
+            self.layout_errors = bad
+
+        # ---------------------------------------------------------------- host launcher
+        def launch_gemm(self, a_ptr, w_ptr, out_ptr, bias_ptr, M, N, K, lda, ldo, has_bias,
+                        max_ctas, stream, extra_kernel_args=()):
+            """Host side, traced inside the family's `@cute.jit __call__`: TMA descriptors, grid,
+            shared storage, launch of `self.kernel(<common args>, *extra_kernel_args)`."""
+            self._setup()
+            bm, bn, bk = self.tile_mnk
+            mA = cute.make_tensor(a_ptr, cute.make_layout((M, K), stride=(lda, 1)))
+            mB = cute.make_tensor(w_ptr, cute.make_layout((N, K), stride=(Int64(K), 1)))
+            mC = cute.make_tensor(out_ptr, cute.make_layout((M, N), stride=(ldo, 1)))
+
+            tma_atom_a, tma_a = cpasync.make_tiled_tma_atom(
+                cpasync.CopyBulkTensorTileG2SOp(), mA,
+                cute.slice_(self.a_smem_staged, (None, None, 0)), (bm, bk))
+            tma_atom_b, tma_b = cpasync.make_tiled_tma_atom(
+                cpasync.CopyBulkTensorTileG2SOp(), mB,
+                cute.slice_(self.b_smem_staged, (None, None, 0)), (bn, bk))
+            tma_atom_c, tma_c = cpasync.make_tiled_tma_atom(
+                cpasync.CopyBulkTensorTileS2GOp(), mC,
+                cute.slice_(self.epi_smem_staged, (None, None, 0)), self.epi_tile)
+
+            num_m_tiles = (M + (bm - 1)) // bm
+            num_n_tiles = (N + (bn - 1)) // bn
+            num_tiles = num_m_tiles * num_n_tiles
+            grid_x = cutlass.min(num_tiles, cutlass.max(max_ctas, 1))
+
+            @cute.struct
+            class SharedStorage:
+                mbar: cute.struct.MemRange[cutlass.Int64, self.stages * 2]
+                sA: cute.struct.Align[
+                    cute.struct.MemRange[self.a_dtype, cute.cosize(self.a_smem_staged)],
+                    self.buffer_align_bytes]
+                sB: cute.struct.Align[
+                    cute.struct.MemRange[self.b_dtype, cute.cosize(self.b_smem_staged)],
+                    self.buffer_align_bytes]
+                sC: cute.struct.Align[
+                    cute.struct.MemRange[self.c_dtype, cute.cosize(self.epi_smem_staged)],
+                    self.buffer_align_bytes]
+                if self.mainloop_kind == "blockscale":
+                    # per stage: the tile's a_scale column + w_scale (cp.async by the producer
+                    # warp) and one mbarrier completed by those copies
+                    sS: cute.struct.Align[
+                        cute.struct.MemRange[Float32, self.scale_stride * self.stages], 16]
+                    sbar: cute.struct.MemRange[cutlass.Int64, self.stages]
+
+            self.shared_storage = SharedStorage
+            self.smem_struct_bytes = SharedStorage.size_in_bytes()
+
+            self.kernel(
+                tma_atom_a, tma_a, tma_atom_b, tma_b, tma_atom_c, tma_c,
+                self.tiled_mma, self.a_smem_staged, self.b_smem_staged, self.epi_smem_staged,
+                bias_ptr, M, N, has_bias, num_m_tiles, num_n_tiles, *extra_kernel_args,
+            ).launch(
+                grid=(grid_x, 1, 1),
+                block=[self.threads, 1, 1],
+                min_blocks_per_mp=1,
+                stream=stream,
+            )
+
+        # ---------------------------------------------------------------- tile scheduler
+        @cute.jit
+        def _tile_coord(self, tile: Int32, num_m_tiles: Int32, num_n_tiles: Int32):
+            """Grouped raster: `raster_group` tile-columns at a time, n fastest inside a group,
+            so that the CTAs of one wave share few A row-panels and W column-panels."""
+            g = self.raster_group
+            per_group = num_m_tiles * g
+            group = tile // per_group
+            first_n = group * g
+            width = cutlass.min(num_n_tiles - first_n, g)
+            r = tile - group * per_group
+            m_idx = r // width
+            n_idx = first_n + (r - m_idx * width)
+            return m_idx, n_idx
+
+        # ---------------------------------------------------------------- device kernel body
+        @cute.jit
+        def kernel_body(
+            self,
+            tma_atom_a: cute.CopyAtom,
+            mA: cute.Tensor,
+            tma_atom_b: cute.CopyAtom,
+            mB: cute.Tensor,
+            tma_atom_c: cute.CopyAtom,
+            mC: cute.Tensor,
+            tiled_mma: cute.TiledMma,
+            a_smem_staged: cute.ComposedLayout,
+            b_smem_staged: cute.ComposedLayout,
+            epi_smem_staged: cute.ComposedLayout,
+            bias_ptr: cute.Pointer,
+            M: Int32,
+            N: Int32,
+            has_bias: Int32,
+            num_m_tiles: Int32,
+            num_n_tiles: Int32,
+            a_scale_ptr=None,
+            w_scale_ptr=None,
+            a_step=None,
+            w_step=None,
+        ):
+            """The whole kernel, inlined into each family's `@cute.kernel`.  Scale arguments:
+            "scaled" epilogue: a_scale_ptr [M or 1], w_scale_ptr [N or 1] fp32 and the index
+            steps a_step / w_step (1 per-row, 0 per-tensor); "blockscale" mainloop: a_scale_ptr
+            [M, ceil(K/128)] and w_scale_ptr [ceil(N/128), ceil(K/128)] fp32 (row-major)."""
+            bm, bn, bk = self.tile_mnk
+            tidx, _, _ = cute.arch.thread_idx()
+            bidx, _, _ = cute.arch.block_idx()
+            gdim, _, _ = cute.arch.grid_dim()
+            warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+            wg_idx = cute.arch.make_warp_uniform(tidx // 128)
+
+            if warp_idx == 0:
+                cpasync.prefetch_descriptor(tma_atom_a)
+                cpasync.prefetch_descriptor(tma_atom_b)
+                cpasync.prefetch_descriptor(tma_atom_c)
+
+            # ---- shared memory + mainloop pipeline (full/empty mbarrier per stage)
+            smem = cutlass.memory.SmemAllocator()
+            storage = smem.allocate(self.shared_storage)
+            a_smem_one = cute.slice_(a_smem_staged, (None, None, 0))
+            b_smem_one = cute.slice_(b_smem_staged, (None, None, 0))
+            tx_bytes = cute.size_in_bytes(self.a_dtype, a_smem_one) + cute.size_in_bytes(
+                self.b_dtype, b_smem_one)
+            if cutlass.const_expr(self.mainloop_kind == "blockscale"):
+                # scale stage s is complete when all 32 producer lanes' cp.async copies into it
+                # have landed (cp.async.mbarrier.arrive.noinc, one per lane)
+                sbar = storage.sbar.data_ptr()
+                sS = cute.make_tensor(storage.sS.data_ptr(),
+                                      cute.make_layout((self.scale_stride, self.stages)))
+                if warp_idx == 0:
+                    with cute.arch.elect_one():
+                        for st in cutlass.range_constexpr(self.stages):
+                            cute.arch.mbarrier_init(sbar + st, 32)
+            mainloop = pipeline.PipelineTmaAsync.create(
+                barrier_storage=storage.mbar.data_ptr(),
+                num_stages=self.stages,
+                producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+                # one elected thread per consumer warp releases a stage
+                consumer_group=pipeline.CooperativeGroup(
+                    pipeline.Agent.Thread, self.num_mma_threads // 32),
+                tx_count=tx_bytes,
+                cta_layout_vmnk=cute.make_layout((1, 1, 1, 1)),
+            )
+
+            sA = storage.sA.get_tensor(a_smem_staged.outer, swizzle=a_smem_staged.inner)
+            sB = storage.sB.get_tensor(b_smem_staged.outer, swizzle=b_smem_staged.inner)
+            sC = storage.sC.get_tensor(epi_smem_staged.outer, swizzle=epi_smem_staged.inner)
+
+            # ---- global tiles: (bM, bK, RestM, RestK), (bN, bK, RestN, RestK), (bM, bN, RestM, RestN)
+            gA = cute.local_tile(mA, (bm, bk), (None, None))
+            gB = cute.local_tile(mB, (bn, bk), (None, None))
+            gC = cute.local_tile(mC, (bm, bn), (None, None))
+            k_tiles = cute.size(gA, mode=[3])
+
+            # TMA partitions: (TMA, RestM, RestK) vs (TMA, Stage)
+            tAsA, tAgA = cpasync.tma_partition(
+                tma_atom_a, 0, cute.make_layout(1),
+                cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2))
+            tBsB, tBgB = cpasync.tma_partition(
+                tma_atom_b, 0, cute.make_layout(1),
+                cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2))
+            if cutlass.const_expr(self.mainloop_kind == "blockscale"):
+                # a_scale [M, KB], w_scale [ceil(N/128), KB] row-major; KB == k_tiles (tile_k 128)
+                sa_t = cute.make_tensor(
+                    a_scale_ptr, cute.make_layout((M, k_tiles), stride=(k_tiles, 1)))
+                sw_t = cute.make_tensor(
+                    w_scale_ptr,
+                    cute.make_layout(((N + 127) // 128, k_tiles), stride=(k_tiles, 1)))
+
+            # ================================================================ producer
+            if wg_idx == 0:
+                cute.arch.setmaxregister_decrease(self.load_regs)
+                if warp_idx == 0:
+                    if cutlass.const_expr(self.mainloop_kind == "blockscale"):
+                        scale_cp = cute.make_copy_atom(
+                            cpasync.CopyG2SOp(), Float32, num_bits_per_copy=32)
+                    prod_state = pipeline.make_pipeline_state(
+                        pipeline.PipelineUserType.Producer, self.stages)
+                    tile = bidx
+                    while tile < num_m_tiles * num_n_tiles:
+                        m_idx, n_idx = self._tile_coord(tile, num_m_tiles, num_n_tiles)
+                        tAgA_t = tAgA[(None, m_idx, None)]
+                        tBgB_t = tBgB[(None, n_idx, None)]
+                        for kt in cutlass.range(k_tiles, unroll=1):
+                            mainloop.producer_acquire(prod_state)
+                            bar = mainloop.producer_get_barrier(prod_state)
+                            cute.copy(tma_atom_a, tAgA_t[(None, kt)],
+                                      tAsA[(None, prod_state.index)], tma_bar_ptr=bar)
+                            cute.copy(tma_atom_b, tBgB_t[(None, kt)],
+                                      tBsB[(None, prod_state.index)], tma_bar_ptr=bar)
+                            if cutlass.const_expr(self.mainloop_kind == "blockscale"):
+                                # this stage's scales: a_scale[m0 + r, kt] for the tile's rows
+                                # (clamped to M - 1) and w_scale[nb, kt], 4-byte cp.async by all
+                                # 32 lanes, each lane then arming the stage's scale barrier
+                                lane_p = tidx % 32
+                                m0p = m_idx * bm
+                                for j in cutlass.range_constexpr(bm // 32):
+                                    r = lane_p + 32 * j
+                                    src = cute.make_tensor(
+                                        sa_t.iterator + sa_t.layout(
+                                            (cutlass.min(m0p + r, M - 1), kt)),
+                                        cute.make_layout(1))
+                                    dst = cute.make_tensor(
+                                        sS.iterator + sS.layout((r, prod_state.index)),
+                                        cute.make_layout(1))
+                                    cute.copy(scale_cp, src, dst)
+                                if lane_p == 0:
+                                    src_w = cute.make_tensor(
+                                        sw_t.iterator + sw_t.layout(((n_idx * bn) // 128, kt)),
+                                        cute.make_layout(1))
+                                    dst_w = cute.make_tensor(
+                                        sS.iterator + sS.layout((bm, prod_state.index)),
+                                        cute.make_layout(1))
+                                    cute.copy(scale_cp, src_w, dst_w)
+                                cute.arch.cp_async_mbarrier_arrive_noinc(sbar + prod_state.index)
+                            mainloop.producer_commit(prod_state)
+                            prod_state.advance()
+                        tile += gdim
+                    # do not exit while TMA writes into this CTA's smem may be pending
+                    mainloop.producer_tail(prod_state)
+
+            # ================================================================ consumers
+            if wg_idx > 0:
+                cute.arch.setmaxregister_increase(self.mma_regs)
+                mma_tidx = tidx - 128
+                # A/B smem operands are shared by a warpgroup: slice at warpgroup granularity.
+                wg_thr_layout = cute.make_layout(self.mma_wg, stride=128)
+                thr_mma = tiled_mma.get_slice(wg_thr_layout(wg_idx - 1))
+                tCsA = thr_mma.partition_A(sA)
+                tCsB = thr_mma.partition_B(sB)
+                tCrA = tiled_mma.make_fragment_A(tCsA)
+                tCrB = tiled_mma.make_fragment_B(tCsB)
+                tCgC0 = thr_mma.partition_C(gC[(None, None, 0, 0)])
+                acc = cute.make_rmem_tensor(tCgC0.shape, self.acc_dtype)
+                num_k_blocks = cute.size(tCrA, mode=[2])
+
+                # Per-thread (m, n) coordinates of the accumulator elements inside one tile,
+                # used for the bias / scales.  Static: they only depend on the thread index.
+                thr_mma_c = tiled_mma.get_slice(mma_tidx)
+                tCcC = thr_mma_c.partition_C(cute.make_identity_tensor((bm, bn)))
+                bias_t = cute.make_tensor(bias_ptr, cute.make_layout(N))
+
+                # The fp32 tile the epilogue rounds and stores: the accumulator itself, or for
+                # s32 accumulators (int8) a converted copy; for "blockscale" the promoted sum.
+                epi_acc = acc
+                if cutlass.const_expr(self.acc_is_int):
+                    epi_acc = cute.make_rmem_tensor(tCgC0.shape, Float32)
+                if cutlass.const_expr(self.epilogue_kind == "scaled"):
+                    sa_e = cute.make_tensor(a_scale_ptr, cute.make_layout(M))
+                    sw_e = cute.make_tensor(w_scale_ptr, cute.make_layout(N))
+                if cutlass.const_expr(self.mainloop_kind == "blockscale"):
+                    # wgmma target of one 128-wide K block; `acc` holds the promoted fp32 sum
+                    acc_blk = cute.make_rmem_tensor(tCgC0.shape, Float32)
+                    # combined scale a_scale[m, kb] * w_scale[nb, kb] of the thread's rows
+                    # (2 per 64-row wgmma atom), read from the stage's smem copy
+                    rows_per_thr = 2 * (bm // (64 * self.mma_wg))
+                    s_row = cute.make_rmem_tensor((rows_per_thr,), Float32)
+                    lane = tidx % 32
+                    warp_in_wg = (tidx % 128) // 32
+                    thr_row0 = 64 * (wg_idx - 1) + 16 * warp_in_wg + lane // 4
+
+                # Epilogue copies: registers -> smem (stmatrix for 16-bit outputs) -> TMA store.
+                tiled_copy_r2s = self._make_r2s_copy(tiled_mma)
+                thr_copy_r2s = tiled_copy_r2s.get_slice(mma_tidx)
+                tRS_sD = thr_copy_r2s.partition_D(sC)       # (R2S, R2S_M, R2S_N, PIPE)
+                tRS_rAcc = tiled_copy_r2s.retile(epi_acc)
+                rD_shape = cute.shape(thr_copy_r2s.partition_S(sC))
+                tRS_rD = cute.make_rmem_tensor(rD_shape[:3], Float32)
+                tRS_rD_out = cute.make_rmem_tensor(rD_shape[:3], self.c_dtype)
+                size_rD = cute.size(tRS_rD)
+
+                epi_bar = pipeline.NamedBarrier(barrier_id=1, num_threads=self.num_mma_threads)
+                store_pipe = pipeline.PipelineTmaStore.create(
+                    num_stages=self.epi_stages,
+                    producer_group=pipeline.CooperativeGroup(
+                        pipeline.Agent.Thread, self.num_mma_threads),
+                )
+                is_store_warp = warp_idx == 4
+
+                read_state = pipeline.make_pipeline_state(
+                    pipeline.PipelineUserType.Consumer, self.stages)
+                release_state = pipeline.make_pipeline_state(
+                    pipeline.PipelineUserType.Consumer, self.stages)
+
+                epi_count = Int32(0)
+                tile = bidx
+                while tile < num_m_tiles * num_n_tiles:
+                    m_idx, n_idx = self._tile_coord(tile, num_m_tiles, num_n_tiles)
+
+                    if cutlass.const_expr(self.mainloop_kind == "plain"):
+                        # ---------------- mainloop: one accumulator, one wgmma batch in flight
+                        acc.fill(self.acc_zero)
+                        tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+                        # first k tile (no wgmma in flight yet)
+                        mainloop.consumer_wait(read_state)
+                        warpgroup.fence()
+                        for kb in cutlass.range_constexpr(num_k_blocks):
+                            cute.gemm(tiled_mma, acc, tCrA[(None, None, kb, read_state.index)],
+                                      tCrB[(None, None, kb, read_state.index)], acc)
+                        warpgroup.commit_group()
+                        read_state.advance()
+                        for kt in cutlass.range(1, k_tiles, unroll=1):
+                            mainloop.consumer_wait(read_state)
+                            warpgroup.fence()
+                            for kb in cutlass.range_constexpr(num_k_blocks):
+                                cute.gemm(tiled_mma, acc, tCrA[(None, None, kb, read_state.index)],
+                                          tCrB[(None, None, kb, read_state.index)], acc)
+                            warpgroup.commit_group()
+                            # keep one wgmma batch in flight; the previous one is done with its stage
+                            warpgroup.wait_group(1)
+                            mainloop.consumer_release(release_state)
+                            release_state.advance()
+                            read_state.advance()
+                        warpgroup.wait_group(0)
+                        mainloop.consumer_release(release_state)
+                        release_state.advance()
+
+                    if cutlass.const_expr(self.mainloop_kind == "blockscale"):
+                        # ---------------- mainloop: per K block wgmma -> scale -> fp32 promotion
+                        acc.fill(0.0)
+                        for kt in cutlass.range(k_tiles, unroll=1):
+                            mainloop.consumer_wait(read_state)
+                            cute.arch.mbarrier_wait(sbar + read_state.index, read_state.phase)
+                            sw_k = sS[(bm, read_state.index)]
+                            for r in cutlass.range_constexpr(rows_per_thr):
+                                row = thr_row0 + 64 * self.mma_wg * (r // 2) + 8 * (r % 2)
+                                s_row[r] = sS[(row, read_state.index)] * sw_k
+                            warpgroup.fence()
+                            tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
+                            for kb in cutlass.range_constexpr(num_k_blocks):
+                                cute.gemm(tiled_mma, acc_blk,
+                                          tCrA[(None, None, kb, read_state.index)],
+                                          tCrB[(None, None, kb, read_state.index)], acc_blk)
+                                tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+                            warpgroup.commit_group()
+                            warpgroup.wait_group(0)
+                            # the stage's operands and scales have been read
+                            mainloop.consumer_release(read_state)
+                            read_state.advance()
+                            for i in cutlass.range_constexpr(cute.size(acc)):
+                                acc[i] = acc[i] + acc_blk[i] * s_row[self.acc_row_slot(i)]
+
+                    # ---------------- epilogue math in fp32
+                    if cutlass.const_expr(self.acc_is_int):
+                        epi_acc.store(acc.load().to(Float32))
+                    if cutlass.const_expr(self.epilogue_kind == "scaled"):
+                        # acc * sa[m] * sw[n]; a_step / w_step are 0 for per-tensor scales
+                        sm0 = m_idx * bm
+                        sn0 = n_idx * bn
+                        for i in cutlass.range_constexpr(cute.size(epi_acc)):
+                            sm = cutlass.min(sm0 + tCcC[i][0], M - 1)
+                            sn = cutlass.min(sn0 + tCcC[i][1], N - 1)
+                            epi_acc[i] = epi_acc[i] * sa_e[sm * a_step] * sw_e[sn * w_step]
+                    # + bias[n] (fp32)
+                    if has_bias != 0:
+                        n0 = n_idx * bn
+                        for i in cutlass.range_constexpr(cute.size(epi_acc)):
+                            n = cutlass.min(n0 + tCcC[i][1], N - 1)
+                            epi_acc[i] = epi_acc[i] + bias_t[n]
+
+                    gC_t = gC[(None, None, m_idx, n_idx)]
+                    gC_epi = cute.zipped_divide(gC_t, self.epi_tile)
+                    bSG_sD, bSG_gD = cpasync.tma_partition(
+                        tma_atom_c, 0, cute.make_layout(1),
+                        cute.group_modes(sC, 0, 2), gC_epi)
+                    epi_num = cute.size(gC_epi, mode=[1])
+                    epi_shape = gC_epi.shape[1]
+                    epi_layout = cute.make_layout(epi_shape, stride=(epi_shape[1], 1))
+                    for e in cutlass.range_constexpr(epi_num):
+                        for v in cutlass.range_constexpr(size_rD):
+                            tRS_rD[v] = tRS_rAcc[e * size_rD + v]
+                        tRS_rD_out.store(tRS_rD.load().to(self.c_dtype))
+                        buf = (epi_count + e) % self.epi_stages
+                        cute.copy(tiled_copy_r2s, tRS_rD_out, tRS_sD[(None, None, None, buf)])
+                        # make the st.shared visible to the TMA (async proxy), then sync
+                        cute.arch.fence_proxy("async.shared", space="cta")
+                        epi_bar.arrive_and_wait()
+                        if is_store_warp:
+                            cute.copy(tma_atom_c, bSG_sD[(None, buf)],
+                                      bSG_gD[(None, epi_layout.get_hier_coord(e))])
+                            store_pipe.producer_commit()
+                            # the buffer written next must no longer be read by a TMA store
+                            store_pipe.producer_acquire()
+                        epi_bar.arrive_and_wait()
+                    epi_count += epi_num
+                    tile += gdim
+
+                if is_store_warp:
+                    store_pipe.producer_tail()
+
+    _BASE_CLASS = HopperGemmSm90
+    return _BASE_CLASS
+
+
+# ---------------------------------------------------------------------------------------------
+# Family description
+# ---------------------------------------------------------------------------------------------
+class Family:
+    """What a family file tells this module.
+
+    name, op           family / op names (CSV `family`, `op`)
+    config_cls         GemmConfig subclass
+    kernel_class       callable () -> DSL kernel class (subclass of kernel_base_class())
+    placeholder_args   callable (cfg) -> the arguments of `cute.compile` after the kernel object
+                       (only their types matter); the stream comes last
+    wrapper_args       expected argument list of the exported C wrapper (ABI check)
+    adapter_checks     C++ statements: family checks in <ident>_launch (may `return fail(...)`)
+    adapter_pack       C++ statements declaring `void* packed[...]` in wrapper order + `&ret`
+    requires_text      human-readable requirements for meta / docs
+    k_align            K (and lda) must be a multiple of this many elements (16-byte TMA strides)
+    n_align_out_rows   report requires_n_multiple = 16 / sizeof(out): the op allocates [M, N]
+                       outputs contiguous, whose rows the TMA store needs 16-byte aligned
+    """
+
+    def __init__(self, name, op, config_cls, kernel_class, placeholder_args, wrapper_args,
+                 adapter_checks, adapter_pack, requires_text, k_align, source_file,
+                 n_align_out_rows=False):
+        self.name, self.op = name, op
+        self.config_cls = config_cls
+        self.kernel_class = kernel_class
+        self.placeholder_args = placeholder_args
+        self.wrapper_args = list(wrapper_args)
+        self.adapter_checks = adapter_checks
+        self.adapter_pack = adapter_pack
+        self.requires_text = requires_text
+        self.k_align = int(k_align)
+        self.n_align_out_rows = bool(n_align_out_rows)
+        self.source_file = pathlib.Path(source_file)
+
+
+# ---------------------------------------------------------------------------------------------
+# Compile + export
+# ---------------------------------------------------------------------------------------------
+def compile_and_export(fam: Family, cfg: GemmConfig, out_dir: pathlib.Path, ident: str,
+                       arch: str = "sm_90a"):
+    import_dsl()
+    import cutlass.cute as cute
+    Kernel = fam.kernel_class()
+    gemm = Kernel(cfg)
+    args = fam.placeholder_args(cfg)
+    compiled = cute.compile(gemm, *args, options=f"--gpu-arch {arch}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    compiled.export_to_c(str(out_dir), ident, ident)
+    cfg.smem_bytes_exact = int(getattr(gemm, "smem_struct_bytes", 0) or 0)
+    return out_dir / f"{ident}.h", out_dir / f"{ident}.o"
+
+
+def dsl_dtype(name: str):
+    import cutlass
+    return {"bf16": cutlass.BFloat16, "fp16": cutlass.Float16, "fp32": cutlass.Float32,
+            "fp8_e4m3fn": cutlass.Float8E4M3FN, "int8": cutlass.Int8}[name]
+
+
+def gmem_ptr(dtype_name: str, align: int = 16):
+    """A placeholder global-memory pointer argument for `cute.compile`."""
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import make_ptr
+    return make_ptr(dsl_dtype(dtype_name), 0, cute.AddressSpace.gmem, assumed_align=align)
+
+
+def verify_epilogue_layout(fam: Family, cfg: GemmConfig, threads=None) -> list:
+    """Traces `check_layouts` (nothing runs on a GPU); returns the mismatches (empty = OK)."""
+    import_dsl()
+    import cutlass.cute as cute
+    Kernel = fam.kernel_class()
+    gemm = Kernel(cfg)
+    n = 128 * cfg.mma_wg
+    threads = threads or sorted({0, 5, 37, 70, 127, n - 1, n // 2 + 33})
+
+    def body():
+        gemm.check_layouts(threads)
+
+    @cute.jit
+    def probe():
+        body()
+
+    cute.compile(probe, options="--gpu-arch sm_90a")
+    return gemm.layout_errors
+
+
+def runtime_static_lib() -> pathlib.Path:
+    """libcuda_dialect_runtime_static.a of the installed DSL wheel (cu13 flavor first)."""
+    import nvidia_cutlass_dsl
+    root = pathlib.Path(nvidia_cutlass_dsl.__path__[0])
+    for flavor in ("cu13", "cu12"):
+        p = root / flavor / "lib" / "libcuda_dialect_runtime_static.a"
+        if p.is_file():
+            return p
+    found = sorted(root.rglob("libcuda_dialect_runtime_static.a"))
+    if not found:
+        raise FileNotFoundError("libcuda_dialect_runtime_static.a not found in the DSL wheel")
+    return found[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# C++ adapter
+# ---------------------------------------------------------------------------------------------
+ADAPTER_TEMPLATE = r"""
+// ---- @NAME@ (sm_90a): generated by kernels/cuda/@FAMILY_FILE@ ----
+// CuTe DSL export_to_c entry points of @HEADER@, declared here instead of including that header
+// so that nothing is #included inside the registry generator's namespace. Types: cudaLibrary_t
+// is a pointer, cudaError_t a 32-bit enum, cudaStream_t a pointer. The two cuda helpers are thin
+// wrappers of the DSL static runtime (libcuda_dialect_runtime_static.a) around
+// cudaDeviceGetAttribute and cudaGetErrorName, so no CUDA header is needed here either.
+extern "C" void _mlir_@IDENT@_cuda_init(void** args);
+extern "C" void _mlir_@IDENT@_cuda_load_to_device(void** args);
+extern "C" void @CIFACE@(void** args, int32_t num_args);
+extern "C" int _cudaDeviceGetAttribute(int* value, int attr, int device);
+extern "C" const char* cuda_dialect_get_error_name(int error);
+
+namespace {
+namespace @IDENT@_detail {
+constexpr int kMaxDevices = 64;
+constexpr long long kTileM = @TILE_M@, kTileN = @TILE_N@, kOutBytes = @OUT_BYTES@;
+constexpr int kDevAttrMultiProcessorCount = 16;  // cudaDevAttrMultiProcessorCount
+void* g_lib = nullptr;                           // cudaLibrary_t of the embedded cubin
+int g_lib_ready = 0;
+int g_lock = 0;
+int g_sm_count[kMaxDevices] = {};                 // 0 until loaded on that device
+
+inline void put(char* err, int err_len, int& i, const char* s) {
+  for (; s && *s && i < err_len - 1; ++s) err[i++] = *s;
+}
+inline int fail(char* err, int err_len, const char* msg, int code = -1, const char* what = nullptr) {
+  if (err && err_len > 0) {
+    int i = 0;
+    put(err, err_len, i, "@NAME@: ");
+    if (what) { put(err, err_len, i, what); put(err, err_len, i, " failed: "); }
+    put(err, err_len, i, msg);
+    err[i] = 0;
+  }
+  return code;
+}
+inline int fail_cuda(char* err, int err_len, const char* what, int e) {
+  const char* name = cuda_dialect_get_error_name(e);
+  return fail(err, err_len, name ? name : "unknown CUDA error", e, what);
+}
+inline bool aligned(const void* p, unsigned long a) { return ((unsigned long)p % a) == 0; }
+struct SpinLock {
+  SpinLock() { while (__atomic_exchange_n(&g_lock, 1, __ATOMIC_ACQUIRE)) {} }
+  ~SpinLock() { __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE); }
+};
+}  // namespace @IDENT@_detail
+}  // namespace
+
+// Loads the embedded cubin (cudaLibraryLoadData, once per process) and prepares the kernel on
+// `device` (kernel handle, max dynamic shared memory). Not for use during graph capture.
+static int @IDENT@_load(int device, char* err, int err_len) {
+  using namespace @IDENT@_detail;
+  if (device < 0 || device >= kMaxDevices) return fail(err, err_len, "device index out of range");
+  if (__atomic_load_n(&g_sm_count[device], __ATOMIC_ACQUIRE) > 0) return 0;
+  SpinLock lock;
+  if (__atomic_load_n(&g_sm_count[device], __ATOMIC_ACQUIRE) > 0) return 0;
+  void** lib_ptr = &g_lib;
+  int ret = 0;
+  if (!g_lib_ready) {
+    struct { void*** lib; int* ret; } init_args = {&lib_ptr, &ret};
+    _mlir_@IDENT@_cuda_init((void**)&init_args);
+    if (ret != 0) return fail_cuda(err, err_len, "loading the kernel library (cudaLibraryLoadData)", ret);
+    g_lib_ready = 1;
+  }
+  int dev = device;
+  struct { void*** lib; int* dev; int* ret; } load_args = {&lib_ptr, &dev, &ret};
+  _mlir_@IDENT@_cuda_load_to_device((void**)&load_args);
+  if (ret != 0) return fail_cuda(err, err_len, "loading the kernel on the device", ret);
+  int sms = 0;
+  int e = _cudaDeviceGetAttribute(&sms, kDevAttrMultiProcessorCount, device);
+  if (e != 0) return fail_cuda(err, err_len, "cudaDeviceGetAttribute(multiProcessorCount)", e);
+  __atomic_store_n(&g_sm_count[device], sms > 0 ? sms : 1, __ATOMIC_RELEASE);
+  return 0;
+}
+
+static int @IDENT@_launch(const flygemm::LaunchArgs& args, char* err, int err_len) {
+  using namespace @IDENT@_detail;
+  const long long M = args.M, N = args.N, K = args.K, lim = 0x7fffffffLL;
+  if (M < 0 || N < 0 || K < 0) return fail(err, err_len, "negative size");
+  if (M == 0 || N == 0) return 0;  // nothing to write
+  if (K == 0) return fail(err, err_len, "K must be >= 1 (the op layer handles K == 0)");
+  if (M > lim || N > lim || K > lim) return fail(err, err_len, "M, N and K must fit in int32");
+  if (((M + kTileM - 1) / kTileM) * ((N + kTileN - 1) / kTileN) > lim)
+    return fail(err, err_len, "too many output tiles for int32 tile indices");
+  if (K % @K_ALIGN@ != 0) return fail(err, err_len, "K must be a multiple of @K_ALIGN@ (TMA: 16-byte row stride of w)");
+  if (args.lda < K || args.lda % @K_ALIGN@ != 0)
+    return fail(err, err_len, "lda must be >= K and a multiple of @K_ALIGN@ (TMA: 16-byte row stride of a)");
+  if (args.ldo < N || (args.ldo * kOutBytes) % 16 != 0)
+    return fail(err, err_len, "ldo must be >= N and ldo * sizeof(out) a multiple of 16 bytes (TMA)");
+  if (!args.a || !args.w || !args.out) return fail(err, err_len, "null a, w or out pointer");
+  if (!aligned(args.a, 16) || !aligned(args.w, 16) || !aligned(args.out, 16))
+    return fail(err, err_len, "a, w and out must be 16-byte aligned (TMA)");
+  if (args.split_k != 1) return fail(err, err_len, "split_k must be 1 (this kernel has no split-K mode)");
+  if (args.bias) {
+    if (args.bias_dtype != flygemm::DType::fp32)
+      return fail(err, err_len, "bias must be fp32 (the op layer converts it)");
+    if (!aligned(args.bias, 4)) return fail(err, err_len, "bias must be 4-byte aligned");
+  }
+@CHECKS@
+  const int device = args.device;
+  if (device < 0 || device >= kMaxDevices) return fail(err, err_len, "device index out of range");
+  int sms = __atomic_load_n(&g_sm_count[device], __ATOMIC_ACQUIRE);
+  if (sms <= 0) {
+    int rc = @IDENT@_load(device, err, err_len);
+    if (rc != 0) return rc;
+    sms = __atomic_load_n(&g_sm_count[device], __ATOMIC_ACQUIRE);
+  }
+  // Same packing as cute_dsl_@IDENT@_wrapper in @HEADER@. The launcher encodes the TMA
+  // descriptors on the host and returns cudaLaunchKernelEx's status
+  // (grid = min(#tiles, #SMs), @THREADS@ threads, @SMEM@ bytes of dynamic shared memory).
+  void* a_ptr = const_cast<void*>(args.a);
+  void* w_ptr = const_cast<void*>(args.w);
+  void* out_ptr = args.out;
+  void* bias_ptr = const_cast<void*>(args.bias);
+  int32_t m = (int32_t)M, n = (int32_t)N, k = (int32_t)K;
+  int64_t lda = (int64_t)args.lda, ldo = (int64_t)args.ldo;
+  int32_t has_bias = args.bias ? 1 : 0, max_ctas = (int32_t)sms;
+  void* stream = args.stream;
+  int32_t ret = 0;
+@PACK@
+  @CIFACE@(packed, @NUM_PACKED@);
+  if (ret != 0) return fail_cuda(err, err_len, "kernel launch (cudaLaunchKernelEx)", ret);
+  return 0;
+}
+"""
+
+
+def parse_header(fam: Family, header: pathlib.Path, ident: str) -> str:
+    """Returns the `_mlir_<ident>__mlir_ciface_...` symbol; validates the exported ABI."""
+    text = header.read_text()
+    m = re.search(r"static inline int32_t cute_dsl_%s_wrapper\(%s_Kernel_Module_t \*module, ([^)]*)\)"
+                  % (re.escape(ident), re.escape(ident)), text)
+    if not m:
+        raise RuntimeError(f"{fam.name}: cannot find the launcher wrapper in {header}")
+    got = [a.strip() for a in m.group(1).split(",")]
+    if got != fam.wrapper_args:
+        raise RuntimeError(f"{fam.name}: exported launcher signature changed: {got}")
+    calls = re.findall(r"\b(_mlir_%s__mlir_ciface_\w+)\(args, (\d+)\);" % re.escape(ident), text)
+    if len(calls) != 1 or calls[0][1] != str(len(fam.wrapper_args) + 1):
+        raise RuntimeError(f"{fam.name}: unexpected launcher call in {header}: {calls}")
+    for sym in (f"_mlir_{ident}_cuda_init", f"_mlir_{ident}_cuda_load_to_device"):
+        if f"void {sym}(void **);" not in text:
+            raise RuntimeError(f"{fam.name}: {sym} not declared as expected in {header}")
+    return calls[0][0]
+
+
+def adapter_cpp(fam: Family, ident: str, name: str, header_rel: str, ciface: str,
+                cfg: GemmConfig, smem_bytes: int) -> str:
+    checks = fam.adapter_checks.strip("\n")
+    text = ADAPTER_TEMPLATE.replace("@CHECKS@\n", checks + "\n" if checks else "")
+    for k, v in {
+        "@PACK@": fam.adapter_pack.strip("\n"),
+        "@NUM_PACKED@": str(len(fam.wrapper_args) + 1),
+        "@FAMILY_FILE@": fam.source_file.name,
+        "@IDENT@": ident, "@NAME@": name, "@HEADER@": header_rel, "@CIFACE@": ciface,
+        "@TILE_M@": str(cfg.tile_m), "@TILE_N@": str(cfg.tile_n),
+        "@OUT_BYTES@": str(DTYPE_BYTES[cfg.out_dtype]), "@THREADS@": str(cfg.threads),
+        "@SMEM@": str(smem_bytes), "@K_ALIGN@": str(fam.k_align),
+    }.items():
+        text = text.replace(k, v)
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# build() per docs/TEAM_INTERFACES.md
+# ---------------------------------------------------------------------------------------------
+def kernel_name(fam: Family, cfg: GemmConfig) -> str:
+    return f"{fam.name}.{cfg.in_dtype}.{cfg.out_dtype}.t{cfg.tile_m}x{cfg.tile_n}x{cfg.tile_k}"
+
+
+def build(fam: Family, spec: dict, out_dir: pathlib.Path) -> dict:
+    out_dir = pathlib.Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    arch = str(spec.get("arch") or "sm_90a")
+    if arch not in ("sm_90a", "sm_90"):
+        raise ValueError(f"{fam.name}: CUDA family targets sm_90a, got arch={arch!r}")
+    arch = "sm_90a"  # wgmma / setmaxnreg need the arch-specific target
+    cfg = fam.config_cls.from_spec(spec)
+    name = str(spec.get("kernel") or spec.get("name") or kernel_name(fam, cfg))
+    ident = str(spec.get("ident") or c_ident(f"{fam.name}_{cfg.in_dtype}_{cfg.out_dtype}_t"
+                                             f"{cfg.tile_m}x{cfg.tile_n}x{cfg.tile_k}"))
+
+    t0 = time.time()
+    if int((spec.get("params") or {}).get("verify_layout", 1)):
+        errs = verify_epilogue_layout(fam, cfg)
+        if errs:
+            raise RuntimeError(f"{fam.name}: epilogue/accumulator layout mismatch: {errs[:4]}")
+    t1 = time.time()
+    header, obj = compile_and_export(fam, cfg, out_dir, ident, arch)
+    compile_s = time.time() - t1
+    verify_s = t1 - t0
+
+    rt = runtime_static_lib()
+    rt_local = out_dir / rt.name
+    shutil.copyfile(rt, rt_local)
+
+    h = hashlib.sha256(fam.source_file.read_bytes())
+    h.update(pathlib.Path(__file__).read_bytes())
+    src_hash = h.hexdigest()[:16]
+    import cutlass
+    meta = cfg.meta()
+    meta.update({
+        "arch": arch, "family": fam.name, "ident": ident,
+        "dsl": f"nvidia-cutlass-dsl {getattr(cutlass, '__version__', '?')}",
+        "source_sha256_16": src_hash, "compile_seconds": round(compile_s, 2),
+        "layout_check_seconds": round(verify_s, 2),
+        "c_entry": f"cute_dsl_{ident}_wrapper",
+        "smem_bytes": getattr(cfg, "smem_bytes_exact", 0) or cfg.smem_bytes,
+        "requires": fam.requires_text,
+    })
+    ciface = parse_header(fam, header, ident)
+    adapter = adapter_cpp(fam, ident, name, header.name, ciface, cfg, meta["smem_bytes"])
+    result = {
+        "objects": [obj.name],
+        "adapter_cpp": adapter,
+        "link_libs": [rt_local.name],
+        # --exclude-libs keeps the static CUDA runtimes' symbols out of _C's dynamic symbol
+        # table, so they neither interpose on nor get interposed by torch's libcudart.so.
+        "link_flags": ["-lcudart_static", "-ldl", "-lrt", "-lpthread",
+                       "-Wl,--exclude-libs,libcudart_static.a:libcuda_dialect_runtime_static.a"],
+        "meta": meta,
+        "requires_k_multiple": fam.k_align,
+        "requires_n_multiple": 16 // DTYPE_BYTES[cfg.out_dtype] if fam.n_align_out_rows else 1,
+        "max_split_k": 1,
+    }
+    # Kept next to the objects for tools that only have the directory (selftest).
+    (out_dir / "adapter.cpp").write_text(adapter)
+    (out_dir / "build.json").write_text(json.dumps(
+        {k: v for k, v in result.items() if k != "adapter_cpp"} | {"ident": ident, "name": name},
+        indent=1))
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# SASS inspection (needs cuobjdump; a pip copy: nvidia-cuda-cuobjdump)
+# ---------------------------------------------------------------------------------------------
+def extract_cubins(obj_path) -> list:
+    """The sm_90a cubins embedded in an exported object (ELF images with e_machine == EM_CUDA)."""
+    data = pathlib.Path(obj_path).read_bytes()
+    out, pos = [], 0
+    while True:
+        off = data.find(b"\x7fELF", pos)
+        if off < 0:
+            return out
+        pos = off + 4
+        if off + 64 > len(data) or struct.unpack_from("<H", data, off + 0x12)[0] != 190:
+            continue
+        phoff, shoff = struct.unpack_from("<QQ", data, off + 0x20)
+        phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", data, off + 0x36)
+        end = max(shoff + shentsize * shnum, phoff + phentsize * phnum)
+        for i in range(shnum):
+            o = off + shoff + i * shentsize
+            sh_type = struct.unpack_from("<I", data, o + 4)[0]
+            sh_off, sh_size = struct.unpack_from("<QQ", data, o + 0x18)
+            if sh_type != 8:  # SHT_NOBITS occupies no file bytes
+                end = max(end, sh_off + sh_size)
+        out.append(data[off:off + end])
+        pos = off + end
+
+
+def find_cuobjdump(cuobjdump=None) -> str:
+    for tool in (cuobjdump, os.environ.get("CUOBJDUMP"), shutil.which("cuobjdump"),
+                 "/usr/local/cuda/bin/cuobjdump", "/tmp/cudatools/nvidia/cu13/bin/cuobjdump"):
+        if tool and os.path.exists(tool):
+            return tool
+    raise FileNotFoundError("cuobjdump not found (pip package nvidia-cuda-cuobjdump has one)")
+
+
+_SASS_PATTERN = (r"\b((?:HGMMA|QGMMA|IGMMA)\.[\w.]+|UTMALDG\.\w+|UTMASTG\.\w+|STSM[\w.]*|"
+                 r"USETMAXREG[\w.]*|LDG[\w.]*|STG[\w.]*|STL[\w.]*|LDL[\w.]*)")
+
+
+def sass_summary(obj_path, cuobjdump=None) -> dict:
+    """Runs cuobjdump --dump-sass on the embedded cubin(s); returns instruction counts, the
+    registers / stack / local memory per thread (spills show as STL/LDL and a nonzero stack)."""
+    tool = find_cuobjdump(cuobjdump)
+    res = {"cubins": 0, "targets": [], "counts": {}, "resource_usage": "",
+           "registers": [], "stack_bytes": [], "local_bytes": []}
+    for cubin in extract_cubins(obj_path):
+        res["cubins"] += 1
+        with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+            f.write(cubin)
+            f.flush()
+            sass = subprocess.run([tool, "--dump-sass", f.name], capture_output=True,
+                                  text=True, check=True).stdout
+            usage = subprocess.run([tool, "--dump-resource-usage", f.name],
+                                   capture_output=True, text=True).stdout
+        res["resource_usage"] += usage
+        res["registers"] += [int(x) for x in re.findall(r"REG:(\d+)", usage)]
+        res["stack_bytes"] += [int(x) for x in re.findall(r"STACK:(\d+)", usage)]
+        res["local_bytes"] += [int(x) for x in re.findall(r"LOCAL:(\d+)", usage)]
+        res["targets"] += re.findall(r"code for (sm_\w+)", sass)
+        for ins in re.findall(_SASS_PATTERN, sass):
+            res["counts"][ins] = res["counts"].get(ins, 0) + 1
+    return res
+
+
+# ---------------------------------------------------------------------------------------------
+# Standalone use
+# ---------------------------------------------------------------------------------------------
+def default_spec(fam: Family, in_dtype=None, out_dtype=None, tile=None, params=None) -> dict:
+    cls = fam.config_cls
+    in_dtype = in_dtype or cls.IN_DTYPES[0]
+    tile = tile or cls.DEFAULT_TILE
+    spec = {
+        "arch": "sm_90a", "op": fam.op, "family": fam.name,
+        "in_dtype": norm_dtype(fam.name, in_dtype, cls.IN_DTYPES),
+        "out_dtype": norm_dtype(fam.name, out_dtype or (in_dtype if in_dtype in cls.OUT_DTYPES
+                                                        else cls.OUT_DTYPES[0]), cls.OUT_DTYPES),
+        "tile_m": int(tile[0]), "tile_n": int(tile[1]), "tile_k": int(tile[2]),
+        "params": dict(params or {}),
+    }
+    cfg = cls.from_spec(spec)
+    spec["kernel"] = kernel_name(fam, cfg)
+    spec["ident"] = c_ident(spec["kernel"])
+    return spec
+
+
+def main(fam: Family, doc: str, argv=None):
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--out", required=True, help="output directory")
+    ap.add_argument("--in-dtype", default=fam.config_cls.IN_DTYPES[0])
+    ap.add_argument("--out-dtype", default=None)
+    d = fam.config_cls.DEFAULT_TILE
+    ap.add_argument("--tile", default=f"{d[0]}x{d[1]}x{d[2]}")
+    ap.add_argument("--params", default="", help="k=v;k=v (stages, mma_wg, raster_group, ...)")
+    ap.add_argument("--sass", action="store_true", help="print a SASS summary (needs cuobjdump)")
+    a = ap.parse_args(argv)
+    params = {}
+    for kv in filter(None, a.params.split(";")):
+        k, v = kv.split("=", 1)
+        params[k.strip()] = int(v) if v.strip().lstrip("-").isdigit() else v.strip()
+    tile = tuple(int(x) for x in a.tile.lower().split("x"))
+    spec = default_spec(fam, a.in_dtype, a.out_dtype, tile, params)
+    t0 = time.time()
+    res = build(fam, spec, pathlib.Path(a.out))
+    dt = time.time() - t0
+    print(json.dumps({k: v for k, v in res.items() if k != "adapter_cpp"}, indent=1))
+    print(f"built {spec['kernel']} in {dt:.1f} s -> {a.out}")
+    if a.sass:
+        summ = sass_summary(pathlib.Path(a.out) / res["objects"][0])
+        summ.pop("resource_usage", None)
+        print(json.dumps(summ, indent=1))

@@ -1,0 +1,189 @@
+"""gemm_a8w8_blockscale for sm_90a (H100/H200), written in CuTe DSL and exported ahead of time.
+
+    out[m, n] = round_out( sum_kb a_scale[m, kb] * w_scale[n / 128, kb] * S_kb[m, n] + bias[n] )
+    S_kb[m, n] = sum_{k in block kb} A[m, k] * W[n, k]          (kb = k / 128)
+
+A [M, K] and W [N, K] are float8_e4m3fn, both K-major (A row-major with row stride lda, W [N, K]
+contiguous). a_scale is fp32 [M, ceil(K/128)] (1x128 blocks), w_scale fp32 [ceil(N/128),
+ceil(K/128)] (128x128 blocks), both row-major and contiguous; bias an optional fp32 [N] vector;
+out [M, N] bf16 or fp16 with row stride ldo.
+
+Mainloop ("fp32 promotion", as DeepGEMM does): tile_k = 128, so each pipeline stage is exactly
+one scale block. Per stage the consumer warpgroups run the fp8 wgmma (QGMMA) into a scratch fp32
+accumulator, wait for it, release the stage, then add scratch * a_scale[m, kb] * w_scale[nb, kb]
+to the fp32 accumulator held in registers. tile_n divides 128, so one w_scale value covers the
+tile per K block; the a_scale values of the thread's rows (2 per 64-row wgmma atom) are read with
+plain loads issued before the block's wgmma, so their latency hides behind it. K need not be a
+multiple of 128: TMA zero-fills the tail of the last block, whose scales then apply to the
+partial block. The epilogue (+ bias, one rounding, stmatrix + TMA store) and the producer /
+scheduler are the shared ones of kernels/cuda/_hopper_gemm.py (mainloop "blockscale", epilogue
+"bias").
+
+Requirements checked by the C++ adapter: K % 16 == 0, lda % 16 == 0, lda >= K, ldo >= N,
+ldo * sizeof(out) % 16 == 0, a / w / out 16-byte aligned, a_scale / w_scale non-null fp32 4-byte
+aligned (kind block), M * ceil(K/128) and ceil(N/128) * ceil(K/128) fit in int32, bias (if any)
+fp32. build() reports requires_k_multiple = 16 and requires_n_multiple = 8 (16-byte rows of the
+contiguous [M, N] output for the TMA store).
+
+Build-time entry point: `build(spec, out_dir)` (see docs/TEAM_INTERFACES.md).
+Standalone: `python kernels/cuda/gemm_a8w8_blockscale.py --out /tmp/x [--tile 64x128x128 --sass]`.
+"""
+
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import _hopper_gemm as hg  # noqa: E402
+
+FAMILY = "gemm_a8w8_blockscale"
+OP = "gemm_a8w8_blockscale"
+SCALE_BLOCK = 128
+
+
+class Config(hg.GemmConfig):
+    FAMILY = FAMILY
+    IN_DTYPES = ("fp8_e4m3fn",)
+    OUT_DTYPES = ("bf16", "fp16")
+    MAINLOOP = "blockscale"
+    EPILOGUE = "bias"
+    DEFAULT_TILE = (128, 128, 128)
+    MAINLOOP_TEXT = ("TMA + mbarrier pipeline + fp8 wgmma (SS) per 128-wide K block into a scratch "
+                     "accumulator, scaled by a_scale[m, kb] * w_scale[n/128, kb] and added to "
+                     "fp32 accumulators (fp32 promotion)")
+    EPILOGUE_TEXT = "bias(fp32) + round once + stmatrix + TMA store"
+
+    def max_acc_regs(self) -> int:
+        return 64  # the promoted accumulator and the scratch one: 2 x 64 registers per thread
+
+    def check_family(self) -> None:
+        if self.tile_k != SCALE_BLOCK:
+            raise ValueError(f"{FAMILY}: tile_k must be {SCALE_BLOCK} (one scale block per stage), "
+                             f"got {self.tile_k}")
+        if SCALE_BLOCK % self.tile_n != 0:
+            raise ValueError(f"{FAMILY}: tile_n must divide {SCALE_BLOCK} (one w_scale per tile and "
+                             f"K block), got {self.tile_n}")
+
+
+_KERNEL_CLASS = None
+
+
+def _make_kernel_class():
+    global _KERNEL_CLASS
+    if _KERNEL_CLASS is not None:
+        return _KERNEL_CLASS
+    import cuda.bindings.driver as cuda
+    import cutlass.cute as cute
+    from cutlass import Int32, Int64
+
+    class GemmA8W8BlockscaleSm90(hg.kernel_base_class()):
+        @cute.jit
+        def __call__(
+            self,
+            a_ptr: cute.Pointer,
+            w_ptr: cute.Pointer,
+            out_ptr: cute.Pointer,
+            bias_ptr: cute.Pointer,
+            a_scale_ptr: cute.Pointer,
+            w_scale_ptr: cute.Pointer,
+            M: Int32,
+            N: Int32,
+            K: Int32,
+            lda: Int64,
+            ldo: Int64,
+            has_bias: Int32,
+            max_ctas: Int32,
+            stream: cuda.CUstream,
+        ):
+            self.launch_gemm(a_ptr, w_ptr, out_ptr, bias_ptr, M, N, K, lda, ldo, has_bias,
+                             max_ctas, stream, extra_kernel_args=(a_scale_ptr, w_scale_ptr))
+
+        @cute.kernel
+        def kernel(
+            self,
+            tma_atom_a: cute.CopyAtom,
+            mA: cute.Tensor,
+            tma_atom_b: cute.CopyAtom,
+            mB: cute.Tensor,
+            tma_atom_c: cute.CopyAtom,
+            mC: cute.Tensor,
+            tiled_mma: cute.TiledMma,
+            a_smem_staged: cute.ComposedLayout,
+            b_smem_staged: cute.ComposedLayout,
+            epi_smem_staged: cute.ComposedLayout,
+            bias_ptr: cute.Pointer,
+            M: Int32,
+            N: Int32,
+            has_bias: Int32,
+            num_m_tiles: Int32,
+            num_n_tiles: Int32,
+            a_scale_ptr: cute.Pointer,
+            w_scale_ptr: cute.Pointer,
+        ):
+            self.kernel_body(tma_atom_a, mA, tma_atom_b, mB, tma_atom_c, mC, tiled_mma,
+                             a_smem_staged, b_smem_staged, epi_smem_staged, bias_ptr, M, N,
+                             has_bias, num_m_tiles, num_n_tiles,
+                             a_scale_ptr=a_scale_ptr, w_scale_ptr=w_scale_ptr)
+
+    _KERNEL_CLASS = GemmA8W8BlockscaleSm90
+    return _KERNEL_CLASS
+
+
+def _placeholder_args(cfg):
+    import cuda.bindings.driver as cuda
+    import cutlass
+    i32, i64 = cutlass.Int32(1), cutlass.Int64(16)
+    return (hg.gmem_ptr(cfg.in_dtype), hg.gmem_ptr(cfg.in_dtype), hg.gmem_ptr(cfg.out_dtype),
+            hg.gmem_ptr("fp32", 4), hg.gmem_ptr("fp32", 4), hg.gmem_ptr("fp32", 4),
+            i32, i32, i32, i64, i64, i32, i32, cuda.CUstream(0))
+
+
+_EXPECTED_WRAPPER_ARGS = [
+    "void *a_ptr", "void *w_ptr", "void *out_ptr", "void *bias_ptr", "void *a_scale_ptr",
+    "void *w_scale_ptr", "int32_t M", "int32_t N", "int32_t K", "int64_t lda", "int64_t ldo",
+    "int32_t has_bias", "int32_t max_ctas", "cudaStream_t stream",
+]
+
+_ADAPTER_CHECKS = r"""
+  if (!args.a_scale || !args.w_scale) return fail(err, err_len, "null a_scale or w_scale pointer");
+  if (!aligned(args.a_scale, 4) || !aligned(args.w_scale, 4))
+    return fail(err, err_len, "a_scale and w_scale must be fp32 and 4-byte aligned");
+  if (args.a_scale_kind != flygemm::ScaleKind::block || args.w_scale_kind != flygemm::ScaleKind::block)
+    return fail(err, err_len, "a_scale / w_scale must be block scales ([M, ceil(K/128)], [ceil(N/128), ceil(K/128)])");
+  {
+    const long long kb = (K + 127) / 128, nb = (N + 127) / 128;
+    if (M * kb > lim || nb * kb > lim) return fail(err, err_len, "scale tensors too large for int32 indices");
+  }
+"""
+
+_ADAPTER_PACK = r"""
+  void* a_scale_ptr = const_cast<void*>(args.a_scale);
+  void* w_scale_ptr = const_cast<void*>(args.w_scale);
+  void* packed[15] = {&a_ptr, &w_ptr, &out_ptr, &bias_ptr, &a_scale_ptr, &w_scale_ptr, &m, &n, &k,
+                      &lda, &ldo, &has_bias, &max_ctas, &stream, &ret};
+"""
+
+FAMILY_SPEC = hg.Family(
+    name=FAMILY, op=OP, config_cls=Config, kernel_class=_make_kernel_class,
+    placeholder_args=_placeholder_args, wrapper_args=_EXPECTED_WRAPPER_ARGS,
+    adapter_checks=_ADAPTER_CHECKS, adapter_pack=_ADAPTER_PACK,
+    requires_text="K%16==0, lda%16==0, lda>=K, ldo>=N, ldo*sizeof(out)%16==0, a/w/out 16B aligned, "
+                  "a_scale fp32 [M, ceil(K/128)], w_scale fp32 [ceil(N/128), ceil(K/128)] contiguous, "
+                  "bias fp32",
+    k_align=16, source_file=__file__, n_align_out_rows=True,
+)
+
+
+def build(spec: dict, out_dir: pathlib.Path) -> dict:
+    return hg.build(FAMILY_SPEC, spec, out_dir)
+
+
+def verify_epilogue_layout(cfg: Config, threads=None) -> list:
+    return hg.verify_epilogue_layout(FAMILY_SPEC, cfg, threads)
+
+
+def default_spec(in_dtype="fp8_e4m3fn", out_dtype="bf16", tile=(128, 128, 128), params=None) -> dict:
+    return hg.default_spec(FAMILY_SPEC, in_dtype, out_dtype, tile, params)
+
+
+if __name__ == "__main__":
+    hg.main(FAMILY_SPEC, __doc__)

@@ -1,0 +1,185 @@
+"""GPU tests of the CUDA backend's scaled 8-bit GEMMs (skipped without an NVIDIA GPU):
+gemm_a8w8 (fp8 e4m3fn and int8; per-tensor, per-token and per-channel scales) and
+gemm_a8w8_blockscale (1x128 activation / 128x128 weight blocks). Operands come from the
+flygemm.quant quantizers applied to fresh random data; every result is checked against the CPU
+oracle (the same op on CPU tensors) and written through the _out variant into a poisoned output
+with guard rows and padded rows, so a missing or an out-of-bounds write fails."""
+import math
+
+import pytest
+import torch
+
+import flygemm
+from flygemm import quant
+
+pytestmark = pytest.mark.gpu_cuda
+requires_cuda = pytest.mark.skipif(
+    not torch.cuda.is_available() or getattr(torch.version, "hip", None) is not None,
+    reason="needs an NVIDIA GPU and a CUDA build of torch")
+
+FP8 = torch.float8_e4m3fn
+INT8 = torch.int8
+POISON = float("nan")
+GUARD = 7.0  # written into guard rows / padding columns, must survive untouched
+M_VALUES = [1, 7, 128, 1000, 4097]
+DTYPE_CODE = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32",
+              FP8: "fp8_e4m3fn", INT8: "int8"}
+
+
+def built(op, in_dtype, out_dtype):
+    """Whether this build has an sm_90a kernel for the dtype pair (the op must raise otherwise)."""
+    return any(k["arch"] == "sm_90a" and k["op"] == op and k["in_dtype"] == DTYPE_CODE[in_dtype]
+               and k["out_dtype"] == DTYPE_CODE[out_dtype] for k in flygemm.info()["kernels"])
+
+
+def rel_fro(out, ref):
+    out, ref = out.double().cpu(), ref.double().cpu()
+    return (torch.linalg.norm(out - ref) / torch.linalg.norm(ref)).item()
+
+
+def guarded_out(M, N, dtype, device, pad_cols=24, guard_rows=3):
+    """An [M, N] view with padded rows inside a buffer whose padding and guard rows hold GUARD and
+    whose [M, N] region holds POISON (fp32/bf16/fp16 all represent both)."""
+    buf = torch.full((M + 2 * guard_rows, N + pad_cols), GUARD, dtype=dtype, device=device)
+    view = buf[guard_rows:guard_rows + M, :N]
+    view.fill_(POISON)
+    return buf, view
+
+
+def check_guards(buf, M, N, guard_rows=3):
+    assert torch.all(buf[:guard_rows] == GUARD), "write above the output"
+    assert torch.all(buf[guard_rows + M:] == GUARD), "write below the output"
+    assert torch.all(buf[guard_rows:guard_rows + M, N:] == GUARD), "write into row padding"
+
+
+def raw_operands(M, N, K, seed):
+    """Fresh random fp32 activation / weight whose rows have different magnitudes (so that a
+    per-row scale applied to the wrong row shows) and an fp32 bias."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(M, K, generator=g) * (0.25 + 4 * torch.rand(M, 1, generator=g))
+    w = torch.randn(N, K, generator=g) / math.sqrt(K) * (0.25 + 4 * torch.rand(N, 1, generator=g))
+    bias = torch.randn(N, generator=g)
+    return x, w, bias
+
+
+def quantize_a8w8(M, N, K, dtype, a_mode, w_mode, seed):
+    x, wf, bias = raw_operands(M, N, K, seed)
+    a, sa = (quant.quantize_fp8_per_token(x, dtype) if a_mode == "token"
+             else quant.quantize_fp8_per_tensor(x, dtype))
+    w, sw = (quant.quantize_fp8_per_channel(wf, dtype) if w_mode == "channel"
+             else quant.quantize_fp8_per_tensor(wf, dtype))
+    return a, w, sa, sw, bias
+
+
+def quantize_blockscale(M, N, K, seed):
+    x, wf, bias = raw_operands(M, N, K, seed)
+    a, sa = quant.quantize_fp8_blockscale_act(x, 128, FP8)
+    w, sw = quant.quantize_fp8_blockscale_weight(wf, 128, FP8)
+    return a, w, sa, sw, bias
+
+
+def run_out(op, a, w, sa, sw, bias, out_dtype, layout="plain"):
+    """The op on the GPU through its _out variant into a guarded, poisoned buffer."""
+    M, N = a.shape[0], w.shape[0]
+    wd = w.cuda() if layout == "plain" else flygemm.preshuffle(w.cuda())
+    buf, view = guarded_out(M, N, out_dtype, "cuda")
+    getattr(torch.ops.flygemm, op + "_out")(
+        a.cuda(), wd, sa.cuda(), sw.cuda(), None if bias is None else bias.cuda(), out_dtype, out=view)
+    torch.cuda.synchronize()
+    assert not torch.isnan(view).any(), "output not fully written"
+    check_guards(buf, M, N)
+    return view
+
+
+# ----------------------------------------------------------------------------- gemm_a8w8
+@requires_cuda
+@pytest.mark.parametrize("M", M_VALUES)
+@pytest.mark.parametrize("scales", ["tensor-tensor", "token-channel", "token-tensor", "tensor-channel"])
+@pytest.mark.parametrize("in_dtype", [FP8, INT8], ids=["fp8", "int8"])
+def test_a8w8_matches_oracle(in_dtype, scales, M):
+    # N and K not multiples of the tile: ragged N tile, and a K tail inside the last 128-wide stage
+    N, K = 1000, 1040
+    a_mode, w_mode = scales.split("-")
+    a, w, sa, sw, bias = quantize_a8w8(M, N, K, in_dtype, a_mode, w_mode, seed=M * 7 + len(scales))
+    bias = bias if M % 2 else None
+    ref = torch.ops.flygemm.gemm_a8w8(a, w, sa, sw, bias)
+    out = run_out("gemm_a8w8", a, w, sa, sw, bias, torch.bfloat16)
+    assert rel_fro(out, ref) <= 1e-2
+
+
+@requires_cuda
+@pytest.mark.parametrize("layout", ["plain", "preshuffled"])
+@pytest.mark.parametrize("with_bias", [False, True])
+@pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float16, torch.float32],
+                         ids=["bf16", "fp16", "fp32"])
+@pytest.mark.parametrize("in_dtype", [FP8, INT8], ids=["fp8", "int8"])
+def test_a8w8_out_dtypes_bias_layouts(in_dtype, out_dtype, with_bias, layout):
+    M, N, K = 333, 272, 528
+    modes = ("token", "channel") if with_bias else ("tensor", "channel")
+    a, w, sa, sw, bias = quantize_a8w8(M, N, K, in_dtype, *modes, seed=11 + with_bias)
+    bias = bias if with_bias else None
+    ref = torch.ops.flygemm.gemm_a8w8(a, w, sa, sw, bias, out_dtype)
+    if not built("gemm_a8w8", in_dtype, out_dtype):
+        with pytest.raises(NotImplementedError, match="sm_90a"):
+            run_out("gemm_a8w8", a, w, sa, sw, bias, out_dtype, layout)
+        return
+    out = run_out("gemm_a8w8", a, w, sa, sw, bias, out_dtype, layout)
+    err = rel_fro(out, ref)
+    assert err <= 1e-2
+    if in_dtype == INT8 and out_dtype == torch.float32:
+        # s32 accumulation is exact (|sum| < 2**24 here), the scaling is the oracle's fp32 math
+        assert err <= 1e-5, f"int8 -> fp32 should match the oracle almost bit for bit, got {err}"
+
+
+@requires_cuda
+def test_a8w8_functional_variant_and_default_dtype():
+    M, N, K = 77, 512, 256
+    for in_dtype in (FP8, INT8):
+        a, w, sa, sw, bias = quantize_a8w8(M, N, K, in_dtype, "token", "channel", seed=5)
+        out = torch.ops.flygemm.gemm_a8w8(a.cuda(), w.cuda(), sa.cuda(), sw.cuda(), bias.cuda())
+        assert out.shape == (M, N) and out.dtype == torch.bfloat16 and out.is_cuda
+        assert rel_fro(out, torch.ops.flygemm.gemm_a8w8(a, w, sa, sw, bias)) <= 1e-2
+
+
+# ----------------------------------------------------------------------------- gemm_a8w8_blockscale
+@requires_cuda
+@pytest.mark.parametrize("M", M_VALUES)
+@pytest.mark.parametrize("N,K", [(1000, 1040), (392, 2320)])
+def test_blockscale_matches_oracle(N, K, M):
+    # K % 128 != 0: the last scale block is partial; N % 128 != 0: the last w_scale row is partial
+    a, w, sa, sw, bias = quantize_blockscale(M, N, K, seed=M * 3 + N)
+    bias = bias if (M + N) % 2 else None
+    ref = torch.ops.flygemm.gemm_a8w8_blockscale(a, w, sa, sw, bias)
+    out = run_out("gemm_a8w8_blockscale", a, w, sa, sw, bias, torch.bfloat16)
+    assert rel_fro(out, ref) <= 1e-2
+
+
+@requires_cuda
+@pytest.mark.parametrize("layout", ["plain", "preshuffled"])
+@pytest.mark.parametrize("with_bias", [False, True])
+@pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_blockscale_out_dtypes_bias_layouts(out_dtype, with_bias, layout):
+    M, N, K = 333, 272, 528
+    a, w, sa, sw, bias = quantize_blockscale(M, N, K, seed=21 + with_bias)
+    bias = bias if with_bias else None
+    ref = torch.ops.flygemm.gemm_a8w8_blockscale(a, w, sa, sw, bias, out_dtype)
+    if not built("gemm_a8w8_blockscale", FP8, out_dtype):
+        with pytest.raises(NotImplementedError, match="sm_90a"):
+            run_out("gemm_a8w8_blockscale", a, w, sa, sw, bias, out_dtype, layout)
+        return
+    out = run_out("gemm_a8w8_blockscale", a, w, sa, sw, bias, out_dtype, layout)
+    assert rel_fro(out, ref) <= 1e-2
+
+
+@requires_cuda
+def test_blockscale_scales_are_per_block():
+    """Scales that differ wildly between K blocks and between 128-row groups of W: applying a
+    block's scale to the wrong block (or one scale to the whole tile) fails the comparison."""
+    M, N, K = 200, 384, 640
+    a, w, sa, sw, _ = quantize_blockscale(M, N, K, seed=99)
+    g = torch.Generator().manual_seed(7)
+    sa = sa * torch.exp2(torch.randint(-4, 5, sa.shape, generator=g).float())
+    sw = sw * torch.exp2(torch.randint(-4, 5, sw.shape, generator=g).float())
+    ref = torch.ops.flygemm.gemm_a8w8_blockscale(a, w, sa, sw)
+    out = run_out("gemm_a8w8_blockscale", a, w, sa, sw, None, torch.bfloat16)
+    assert rel_fro(out, ref) <= 1e-2
