@@ -264,11 +264,25 @@ extern "C" int flygemm_rocm_device_arch(int device, char* out, int out_len) {
   return 1;
 }
 
+namespace {
+int dtype_bytes(flygemm::DType t) {
+  switch (t) {
+    case flygemm::DType::bf16:
+    case flygemm::DType::fp16: return 2;
+    case flygemm::DType::fp32: return 4;
+    default: return 1;  // 8-bit and packed fp4 bytes
+  }
+}
+}  // namespace
+
 // Test-only: load and launch `rec` with fake, distinct, 16-byte aligned device pointers.
 // Refuses to run unless the loaded HIP library is the stub (tests/stub_hip), so that it can
-// never launch a kernel on real hardware with invalid pointers.
-extern "C" int flygemm_rocm_probe_record(const flygemm::KernelRecord* rec, int64_t M, int64_t N, int64_t K,
-                                         int split_k, char* out, int out_len) {
+// never launch a kernel on real hardware with invalid pointers. a_scale_kind / w_scale_kind are
+// flygemm::ScaleKind codes: when not none, the scale pointer is set (fake) with that kind;
+// with_bias sets a fake fp32 bias pointer. A's row stride is K rounded up to 16 bytes.
+extern "C" int flygemm_rocm_probe_record_ex(const flygemm::KernelRecord* rec, int64_t M, int64_t N, int64_t K,
+                                            int split_k, int a_scale_kind, int w_scale_kind, int with_bias,
+                                            char* out, int out_len) {
   if (!rec) {
     copy_str(out, out_len, "no such kernel");
     return -1;
@@ -293,10 +307,23 @@ extern "C" int flygemm_rocm_probe_record(const flygemm::KernelRecord* rec, int64
   a.w = reinterpret_cast<const void*>(uintptr_t{0x7f2000000000});
   a.out = reinterpret_cast<void*>(uintptr_t{0x7f3000000000});
   a.bias = nullptr;
+  if (with_bias) {
+    a.bias = reinterpret_cast<const void*>(uintptr_t{0x7f7000000000});
+    a.bias_dtype = flygemm::DType::fp32;
+  }
+  if (a_scale_kind != 0) {
+    a.a_scale = reinterpret_cast<const void*>(uintptr_t{0x7f5000000000});
+    a.a_scale_kind = static_cast<flygemm::ScaleKind>(a_scale_kind);
+  }
+  if (w_scale_kind != 0) {
+    a.w_scale = reinterpret_cast<const void*>(uintptr_t{0x7f6000000000});
+    a.w_scale_kind = static_cast<flygemm::ScaleKind>(w_scale_kind);
+  }
+  const int64_t per16 = 16 / dtype_bytes(rec->in_dtype);  // elements per 16 bytes
   a.M = M;
   a.N = N;
   a.K = K;
-  a.lda = (K + 7) / 8 * 8;
+  a.lda = (K + per16 - 1) / per16 * per16;
   a.ldo = N;
   a.split_k = split_k;
   a.device = device;
@@ -318,6 +345,12 @@ extern "C" int flygemm_rocm_probe_record(const flygemm::KernelRecord* rec, int64
   }
   copy_str(out, out_len, "ok");
   return 0;
+}
+
+// The same without scales and bias (kept for callers of the original entry point).
+extern "C" int flygemm_rocm_probe_record(const flygemm::KernelRecord* rec, int64_t M, int64_t N, int64_t K,
+                                         int split_k, char* out, int out_len) {
+  return flygemm_rocm_probe_record_ex(rec, M, N, K, split_k, 0, 0, 0, out, out_len);
 }
 
 #ifndef FLYGEMM_ROCM_SHIM_ONLY
@@ -342,11 +375,13 @@ const flygemm::KernelRecord* find_record(const std::string& kernel_name) {
   return nullptr;
 }
 
-std::string rocm_launch_probe(const std::string& kernel_name, int64_t M, int64_t N, int64_t K, int64_t split_k) {
+std::string rocm_launch_probe(const std::string& kernel_name, int64_t M, int64_t N, int64_t K, int64_t split_k,
+                              int64_t a_scale_kind, int64_t w_scale_kind, bool bias) {
   const flygemm::KernelRecord* rec = find_record(kernel_name);
   if (!rec) return "no kernel named '" + kernel_name + "' in this build";
   char out[2048] = {0};
-  flygemm_rocm_probe_record(rec, M, N, K, static_cast<int>(split_k), out, sizeof(out));
+  flygemm_rocm_probe_record_ex(rec, M, N, K, static_cast<int>(split_k), static_cast<int>(a_scale_kind),
+                               static_cast<int>(w_scale_kind), bias ? 1 : 0, out, sizeof(out));
   return out;
 }
 
@@ -396,7 +431,10 @@ std::string rocm_kernels() {
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(flygemm_testing, m) {
-  m.def("rocm_launch_probe(str kernel_name, int M, int N, int K, int split_k) -> str", &rocm_launch_probe);
+  m.def(
+      "rocm_launch_probe(str kernel_name, int M, int N, int K, int split_k, int a_scale_kind=0, "
+      "int w_scale_kind=0, bool bias=False) -> str",
+      &rocm_launch_probe);
   m.def("rocm_device_arch(int device) -> str", &rocm_device_arch);
   m.def("rocm_kernels() -> str", &rocm_kernels);
 }

@@ -234,16 +234,53 @@ def stub_env(stub_lib, log, arch, **extra) -> dict:
     return env
 
 
+# Kernel arguments of the ROCm families, in kernarg order: (name, bytes). Pointers are 8 bytes,
+# scalars int32. Written here from the families' documented signatures, not read from them.
+FAMILY_KERNEL_ARGS = {
+    "gemm_a16w16": [("out", 8), ("a", 8), ("w", 8), ("bias", 8), ("M", 4), ("N", 4), ("K", 4), ("lda", 4),
+                    ("ldo", 4)],
+    "gemm_a8w8": [("out", 8), ("a", 8), ("w", 8), ("bias", 8), ("a_scale", 8), ("w_scale", 8), ("M", 4), ("N", 4),
+                  ("K", 4), ("lda", 4), ("ldo", 4), ("a_scale_per_row", 4), ("w_scale_per_row", 4)],
+}
+# bytes per element of A (the probe's lda is K rounded up to 16 bytes)
+IN_BYTES = {"bf16": 2, "fp16": 2, "fp8_e4m3fn": 1, "fp8_e4m3fnuz": 1, "int8": 1}
+# flygemm::ScaleKind codes (csrc/launch.h)
+SCALE_NONE, SCALE_PER_TENSOR, SCALE_PER_ROW = 0, 1, 2
+
+
+def kernarg_layout(family: str) -> list:
+    """[(offset, size, value_kind)] of a family's explicit kernel arguments (natural alignment)."""
+    out, off = [], 0
+    for _name, size in FAMILY_KERNEL_ARGS[family]:
+        off = (off + size - 1) // size * size
+        out.append((off, size, "global_buffer" if size == 8 else "by_value"))
+        off += size
+    return out
+
+
+def kernarg_size(family: str) -> int:
+    o, s, _ = kernarg_layout(family)[-1]
+    return o + s
+
+
+def decode_kernarg(family: str, hexstr: str) -> dict:
+    """The kernarg segment of a family's kernel as {arg name: value} (pointers unsigned,
+    scalars signed int32)."""
+    raw = bytes.fromhex(hexstr)
+    vals = {}
+    for (name, size), (off, _, _) in zip(FAMILY_KERNEL_ARGS[family], kernarg_layout(family)):
+        vals[name] = struct.unpack_from("<Q" if size == 8 else "<i", raw, off)[0]
+    return vals
+
+
 def decode_gemm_a16w16_kernarg(hexstr: str) -> dict:
     """The 52-byte kernarg segment of gemm_a16w16: out, a, w, bias pointers; M, N, K, lda, ldo."""
-    raw = bytes.fromhex(hexstr)
-    out, a, w, bias = struct.unpack_from("<QQQQ", raw, 0)
-    M, N, K, lda, ldo = struct.unpack_from("<iiiii", raw, 32)
-    return dict(out=out, a=a, w=w, bias=bias, M=M, N=N, K=K, lda=lda, ldo=ldo)
+    return decode_kernarg("gemm_a16w16", hexstr)
 
 
-# Fake pointers used by flygemm_rocm_probe_record (csrc/rocm_runtime.cpp).
+# Fake pointers used by flygemm_rocm_probe_record_ex (csrc/rocm_runtime.cpp).
 PROBE_A, PROBE_W, PROBE_OUT, PROBE_STREAM = 0x7F1000000000, 0x7F2000000000, 0x7F3000000000, 0x5EED0000
+PROBE_A_SCALE, PROBE_W_SCALE, PROBE_BIAS = 0x7F5000000000, 0x7F6000000000, 0x7F7000000000
 
 
 # ------------------------------------------------------------------------------------------
@@ -256,23 +293,26 @@ if sys.argv[1] == "torch":
     import torch, flygemm  # noqa: F401
     t = torch.ops.flygemm_testing
     arch = t.rocm_device_arch(0)
-    results = [t.rocm_launch_probe(n, M, N, K, s) for n, M, N, K, s in cases]
+    results = [t.rocm_launch_probe(*c) for c in cases]
 else:
     lib = ctypes.CDLL(sys.argv[1])
     buf = ctypes.create_string_buffer(4096)
     rc = lib.harness_device_arch(0, buf, 4096)
     arch = buf.value.decode() if rc == 0 else "error: " + buf.value.decode()
     results = []
-    for n, M, N, K, s in cases:
-        lib.harness_probe(n.encode(), ctypes.c_int64(M), ctypes.c_int64(N), ctypes.c_int64(K), s, buf, 4096)
+    for c in cases:
+        n, M, N, K, s, ak, wk, b = list(c) + [0, 0, False][len(c) - 5:]
+        lib.harness_probe_ex(n.encode(), ctypes.c_int64(M), ctypes.c_int64(N), ctypes.c_int64(K), s, ak, wk, int(b),
+                             buf, 4096)
         results.append(buf.value.decode())
 print("PROBE_RESULT " + json.dumps({"arch": arch, "results": results}))
 """
 
 
 def run_probes(backend: str, env: dict, cases: list) -> dict:
-    """Runs flygemm_rocm_probe_record for each (name, M, N, K, split_k) in a fresh process.
-    backend: "torch" (the flygemm extension) or the path of a standalone harness library."""
+    """Runs flygemm_rocm_probe_record_ex for each (name, M, N, K, split_k[, a_scale_kind,
+    w_scale_kind, bias]) in a fresh process. backend: "torch" (the flygemm extension) or the path
+    of a standalone harness library."""
     import sys
 
     if backend == "torch":  # the child imports the same flygemm package as this process
@@ -291,13 +331,16 @@ def ceil_div(a, b):
     return (a + b - 1) // b
 
 
-def check_gemm_a16w16_launches(log: list, kernel: dict, arch: str, cases: list) -> None:
-    """Checks the stub log of probing one gemm_a16w16 kernel record with `cases`
-    [(M, N, K), ...]: one code-object load for the device, of the right target; the kernel
-    symbol with the expected kernarg/LDS/scratch metadata; and per launch the grid, block,
-    dynamic LDS and the kernarg bytes."""
+def check_launches(log: list, kernel: dict, arch: str, cases: list) -> None:
+    """Checks the stub log of probing one ROCm kernel record (family gemm_a16w16 or gemm_a8w8)
+    with `cases` [(M, N, K[, a_scale_kind, w_scale_kind, bias]), ...]: one code-object load for
+    the device, of the right target; the kernel symbol with the family's kernarg layout and the
+    expected LDS/scratch metadata; and per launch the grid, block, dynamic LDS and the kernarg
+    bytes (pointers, sizes, strides, scale pointers and per-row flags)."""
     tm, tn, _tk = kernel["tile"]
     meta = kernel.get("meta") or {}
+    family = kernel.get("family") or meta.get("family") or "gemm_a16w16"
+    in_dtype = kernel.get("in_dtype") or (meta.get("config") or {}).get("in_dtype") or "bf16"
     loads = [e for e in log if e["call"] == "hipModuleLoadData"]
     assert len(loads) == 1, f"expected one module load per device, got {loads}"
     assert loads[0]["rc"] == 0 and loads[0]["e_machine"] == EM_AMDGPU
@@ -306,10 +349,9 @@ def check_gemm_a16w16_launches(log: list, kernel: dict, arch: str, cases: list) 
     funcs = [e for e in log if e["call"] == "hipModuleGetFunction"]
     assert len(funcs) == 1 and funcs[0]["rc"] == 0, funcs
     f = funcs[0]
-    assert f["kernarg_segment_size"] == 52
-    assert f["args"] == [[0, 8, "global_buffer"], [8, 8, "global_buffer"], [16, 8, "global_buffer"],
-                         [24, 8, "global_buffer"], [32, 4, "by_value"], [36, 4, "by_value"], [40, 4, "by_value"],
-                         [44, 4, "by_value"], [48, 4, "by_value"]]
+    size = kernarg_size(family)
+    assert f["kernarg_segment_size"] == size
+    assert f["args"] == [list(a) for a in kernarg_layout(family)], f["args"]
     assert f["private_segment_fixed_size"] == 0
     assert 0 < f["group_segment_fixed_size"] <= LDS_LIMIT[arch]
     if "lds_bytes" in meta:
@@ -318,16 +360,26 @@ def check_gemm_a16w16_launches(log: list, kernel: dict, arch: str, cases: list) 
     launches = [e for e in log if e["call"] == "hipModuleLaunchKernel"]
     expected = [c for c in cases if c[0] > 0 and c[1] > 0]
     assert len(launches) == len(expected), (launches, expected)
-    for e, (M, N, K) in zip(launches, expected):
+    per16 = 16 // IN_BYTES[in_dtype]
+    for e, case in zip(launches, expected):
+        M, N, K, akind, wkind, bias = (list(case) + [SCALE_NONE, SCALE_NONE, False][len(case) - 3:])
         assert e["rc"] == 0 and e["name"] == f["name"]
         assert e["grid"] == [ceil_div(M, tm), ceil_div(N, tn), 1], (e["grid"], M, N, kernel["tile"])
         assert e["block"] == [meta.get("threads", 256), 1, 1]
         assert e["shared"] == meta.get("dynamic_lds_bytes", 0) == 0
         assert e["stream"] == PROBE_STREAM
-        assert e["via"] == "kernelParams" and e["kernarg_size"] == 52
-        ka = decode_gemm_a16w16_kernarg(e["kernarg"])
-        assert ka == dict(out=PROBE_OUT, a=PROBE_A, w=PROBE_W, bias=0, M=M, N=N, K=K, lda=ceil_div(K, 8) * 8,
-                          ldo=N), ka
+        assert e["via"] == "kernelParams" and e["kernarg_size"] == size
+        ka = decode_kernarg(family, e["kernarg"])
+        want = dict(out=PROBE_OUT, a=PROBE_A, w=PROBE_W, bias=PROBE_BIAS if bias else 0, M=M, N=N, K=K,
+                    lda=ceil_div(K, per16) * per16, ldo=N)
+        if family == "gemm_a8w8":
+            want.update(a_scale=PROBE_A_SCALE if akind else 0, w_scale=PROBE_W_SCALE if wkind else 0,
+                        a_scale_per_row=int(akind == SCALE_PER_ROW), w_scale_per_row=int(wkind == SCALE_PER_ROW))
+        assert ka == want, (ka, want)
+
+
+def check_gemm_a16w16_launches(log: list, kernel: dict, arch: str, cases: list) -> None:
+    check_launches(log, dict(kernel, family="gemm_a16w16"), arch, cases)
 
 
 # ------------------------------------------------------------------------------------------
@@ -357,9 +409,15 @@ def write_harness_registry(path, built: list) -> None:
         "}  // namespace flygemm",
         'extern "C" int flygemm_rocm_probe_record(const flygemm::KernelRecord*, int64_t, int64_t, int64_t, int, '
         "char*, int);",
+        'extern "C" int flygemm_rocm_probe_record_ex(const flygemm::KernelRecord*, int64_t, int64_t, int64_t, int, '
+        "int, int, int, char*, int);",
         'extern "C" int flygemm_rocm_device_arch(int, char*, int);',
         'extern "C" int harness_probe(const char* n, int64_t M, int64_t N, int64_t K, int s, char* o, int l) {',
         "  return flygemm_rocm_probe_record(flygemm::find_kernel(n), M, N, K, s, o, l);",
+        "}",
+        'extern "C" int harness_probe_ex(const char* n, int64_t M, int64_t N, int64_t K, int s, int ak, int wk, '
+        "int b, char* o, int l) {",
+        "  return flygemm_rocm_probe_record_ex(flygemm::find_kernel(n), M, N, K, s, ak, wk, b, o, l);",
         "}",
         'extern "C" int harness_device_arch(int d, char* o, int l) { return flygemm_rocm_device_arch(d, o, l); }',
     ]

@@ -5,11 +5,19 @@
    e_flags target = the export's arch, AMDGPU metadata note (decoded here, MessagePack): no
    scratch, LDS within the arch's limit, register counts within limits and no spills, wave64,
    and the explicit kernel arguments laid out exactly as the exported launcher packs them.
-2. The build outputs of kernels/rocm/gemm_a16w16.py (build/kernels/<arch>/<kernel>/, or
-   $FLYGEMM_KERNEL_BUILD_DIR): the saved HSACO equals the one in the export object (and in the
-   library); the ISA listing saved at build time (FlyDSL's final ISA, the disassembly evidence)
-   has the expected MFMA form for the arch and dtype, LDS and 16-byte buffer traffic, no
-   scratch, and the same register/LDS/kernarg counts as the HSACO's metadata.
+2. The build outputs of every ROCm family (kernels/rocm/gemm_a16w16.py, gemm_a8w8.py;
+   build/kernels/<arch>/<kernel>/, or $FLYGEMM_KERNEL_BUILD_DIR): the saved HSACO equals the one
+   in the export object (and in the library); the kernel arguments are the family's (kernarg
+   size = what the launcher packs); the ISA listing saved at build time (FlyDSL's final ISA, the
+   disassembly evidence) has the expected MFMA form for the arch and dtype and the expected
+   number of them, LDS and 16-byte buffer traffic, the epilogue's scalar loads (bias; gemm_a8w8:
+   the scales), no fused multiply-add in the epilogue, no scratch, and the same
+   register/LDS/kernarg counts as the HSACO's metadata. fp8: the bytes reach the MFMA unconverted;
+   gfx942 uses v_mfma_f32_16x16x32_fp8_fp8, which LLVM spells the same on every gfx94x/gfx950
+   target: on a gfx942 code object it reads e4m3fnuz (the target fixes the format), so the check
+   is mnemonic + code-object target + in_dtype fp8_e4m3fnuz; gfx950 uses the k128
+   v_mfma_scale_f32_16x16x128_f8f6f4 with fp8 e4m3 operands (no cbsz/blgp format modifiers) and
+   unit E8M0 scales (the scale register holds 0x7f).
 """
 
 import importlib.util
@@ -45,19 +53,34 @@ def _embedded():
     return [dict(e, library=str(lib)) for e in rt.embedded_exports(lib)]
 
 
-def _built_a16w16():
+FAMILIES = ("gemm_a16w16", "gemm_a8w8")
+
+
+def _built():
     out = []
     root = _build_dir()
     if root.is_dir():
         for mf in sorted(root.glob("gfx*/*/*.meta.json")):
             meta = json.loads(mf.read_text())
-            if meta.get("family") == "gemm_a16w16":
+            if meta.get("family") in FAMILIES:
                 out.append((mf.parent, meta))
     return out
 
 
 EMBEDDED = _embedded()
-BUILT = _built_a16w16()
+BUILT = _built()
+
+# (family, arch, in_dtype) -> (MFMA mnemonic, instructions per 16x16 block per 64-byte k step)
+EXPECTED_MFMA = {
+    ("gemm_a16w16", "gfx942", "bf16"): ("v_mfma_f32_16x16x16_bf16", 2),
+    ("gemm_a16w16", "gfx942", "fp16"): ("v_mfma_f32_16x16x16_f16", 2),
+    ("gemm_a16w16", "gfx950", "bf16"): ("v_mfma_f32_16x16x32_bf16", 1),
+    ("gemm_a16w16", "gfx950", "fp16"): ("v_mfma_f32_16x16x32_f16", 1),
+    ("gemm_a8w8", "gfx942", "fp8_e4m3fnuz"): ("v_mfma_f32_16x16x32_fp8_fp8", 2),
+    ("gemm_a8w8", "gfx942", "int8"): ("v_mfma_i32_16x16x32_i8", 2),
+    ("gemm_a8w8", "gfx950", "fp8_e4m3fn"): ("v_mfma_scale_f32_16x16x128_f8f6f4", 0.5),
+    ("gemm_a8w8", "gfx950", "int8"): ("v_mfma_i32_16x16x64_i8", 1),
+}
 
 
 def _id_embedded(e):
@@ -108,19 +131,37 @@ def test_embedded_code_object(exp):
             assert kernel[".kernarg_segment_size"] == end
 
 
-@pytest.mark.skipif(not BUILT, reason="no gemm_a16w16 ROCm build outputs (run tools/build_kernels.py)")
+def test_every_family_and_arch_is_built():
+    if not BUILT:
+        pytest.skip("no ROCm build outputs (run tools/build_kernels.py)")
+    have = {(m["family"], m["arch"], m["config"]["in_dtype"]) for _, m in BUILT}
+    archs = {a for _, a, _ in have}
+    missing = [k for k in EXPECTED_MFMA if k[1] in archs and k not in have]
+    assert not missing, f"built for {sorted(archs)} but missing {missing}"
+
+
+@pytest.mark.skipif(not BUILT, reason="no ROCm build outputs (run tools/build_kernels.py)")
 @pytest.mark.parametrize("item", BUILT, ids=lambda it: f"{it[1]['arch']}-{it[1]['name']}")
-def test_gemm_a16w16_build_outputs(item):
+def test_build_outputs(item):
     kdir, meta = item
-    arch = meta["arch"]
+    arch, family = meta["arch"], meta["family"]
     cfg = meta["config"]
+    in_dtype = cfg["in_dtype"]
+    esz = rt.IN_BYTES[in_dtype]
     hsaco = (kdir / meta["hsaco"]).read_bytes()
     info = _check_code_object(hsaco, arch)
     (kernel,) = info["metadata"]["amdhsa.kernels"]
-    # kernarg: out, a, w, bias (8-byte pointers), M, N, K, lda, ldo (int32)
-    assert _explicit_args(kernel) == [(0, 8), (8, 8), (16, 8), (24, 8), (32, 4), (36, 4), (40, 4), (44, 4), (48, 4)]
-    assert kernel[".kernarg_segment_size"] == 52
-    assert kernel[".group_segment_fixed_size"] == meta["lds_bytes"] == cfg["tile_m"] * (cfg["tile_k"] + cfg["lds_pad"]) * 2
+    # kernarg: the family's arguments (pointers 8 bytes, int32 scalars), nothing hidden
+    assert _explicit_args(kernel) == [(o, s) for o, s, _ in rt.kernarg_layout(family)]
+    assert [a[".value_kind"] for a in kernel[".args"]] == [k for _, _, k in rt.kernarg_layout(family)]
+    assert kernel[".kernarg_segment_size"] == rt.kernarg_size(family) == {"gemm_a16w16": 52, "gemm_a8w8": 76}[family]
+    assert meta["kernel_args"] == [n for n, _ in rt.FAMILY_KERNEL_ARGS[family]]
+    if meta.get("launcher_abi"):  # what the exported host launcher packs, in that order
+        packed = rt.abi_kernarg_layout(meta["launcher_abi"])
+        assert packed == _explicit_args(kernel)
+        assert [s["arg_name"] for s in meta["launcher_abi"] if s["kind"] != "stream"] == meta["kernel_args"]
+    lds = cfg["tile_m"] * (cfg["tile_k"] + cfg["lds_pad"]) * esz
+    assert kernel[".group_segment_fixed_size"] == meta["lds_bytes"] == lds <= rt.LDS_LIMIT[arch]
     assert kernel[".max_flat_workgroup_size"] >= 256
 
     # the export object embeds exactly this HSACO; so does the library, when it is built
@@ -135,17 +176,43 @@ def test_gemm_a16w16_build_outputs(item):
     # ISA listing written by the same compilation
     isa = (kdir / meta["isa"]).read_text()
     body = "\n".join(ln for ln in isa.splitlines() if not ln.lstrip().startswith((";", ".")))
+    mfma_lines = [ln for ln in body.splitlines() if re.match(r"\s*v_mfma_", ln)]
     mfma = set(re.findall(r"\bv_mfma_\w+", body))
-    ty = "bf16" if cfg["in_dtype"] == "bf16" else "f16"
-    expected = f"v_mfma_f32_16x16x32_{ty}" if arch == "gfx950" else f"v_mfma_f32_16x16x16_{ty}"
+    expected, per_step = EXPECTED_MFMA[(family, arch, in_dtype)]
     assert mfma == {expected}, mfma
-    n_mfma = len(re.findall(r"\bv_mfma_", body))
-    per_tile = (cfg["tile_m"] // 16) * (cfg["tile_n"] // 16) // 4 * (cfg["tile_k"] // 32) * (1 if arch == "gfx950" else 2)
-    assert n_mfma >= per_tile, (n_mfma, per_tile)
+    # whole K tiles: at least one in the loop body and one for the last tile (LLVM may peel or
+    # unroll the loop, which adds whole tiles)
+    wm, wn = meta["waves"]
+    mr, nr = cfg["tile_m"] // (16 * wm), cfg["tile_n"] // (16 * wn)
+    ksteps = cfg["tile_k"] // (64 // esz)
+    per_tile = int(mr * nr * ksteps * per_step)
+    assert per_tile == meta["mfma_per_k_tile"]
+    assert len(mfma_lines) >= 2 * per_tile and len(mfma_lines) % per_tile == 0, (len(mfma_lines), per_tile)
     assert "ds_read_b128" in body and "ds_write_b128" in body, "A is staged through LDS with 16-byte accesses"
     assert "buffer_load_dwordx4" in body, "16-byte buffer loads of A and W"
     assert "scratch_" not in body
     assert re.search(r"\.amdhsa_private_segment_fixed_size\s+0\b", isa)
+    # epilogue: one fp32 bias load per 16-column block; gemm_a8w8 adds a w_scale per block and
+    # an a_scale per accumulator row (4 per 16-row block); no contraction into fma (the oracle
+    # rounds the products and the bias add separately)
+    dword_loads = len(re.findall(r"^\s*buffer_load_dword\s", body, re.M))
+    assert dword_loads == (nr if family == "gemm_a16w16" else 4 * mr + 2 * nr), dword_loads
+    assert not re.search(r"^\s*v_(pk_)?fma", body, re.M)
+    # int32 accumulators are converted to fp32 once, in the epilogue
+    n_cvt = len(re.findall(r"^\s*v_cvt_f32_i32", body, re.M))
+    assert n_cvt == (4 * mr * nr if in_dtype == "int8" else 0), n_cvt
+    if family == "gemm_a8w8" and in_dtype != "int8":
+        # fp8 bytes go to the MFMA as loaded: no conversion of fp8/bf8 anywhere
+        assert not re.search(r"v_cvt\w*(fp8|bf8)", body)
+        assert in_dtype == {"gfx942": "fp8_e4m3fnuz", "gfx950": "fp8_e4m3fn"}[arch]
+        assert info["mach"] == arch  # the fnuz (gfx942) / OCP (gfx950) reading of the same bytes
+        # no operand-format / broadcast modifiers: cbsz = blgp = 0 is fp8 e4m3 for both operands
+        assert not [ln for ln in mfma_lines if re.search(r"cbsz|blgp|abid", ln)], mfma_lines[:2]
+        if arch == "gfx950":  # ... with unit scales: both scale operands hold E8M0 127 = 2^0
+            for ln in mfma_lines:
+                ops = [o.strip() for o in ln.split("op_sel")[0].split(None, 1)[1].split(",")]
+                assert len(ops) == 6 and ops[4] == ops[5], ln
+                assert re.search(rf"^\s*v_mov_b32(_e32)?\s+{re.escape(ops[4])},\s*(0x7f|127)\s*$", body, re.M), ln
 
     def grab(key):
         m = re.search(rf"^[\s-]*\.{key}:\s*(\d+)", isa, re.M)

@@ -1,9 +1,10 @@
 """The ROCm kernel pipeline end to end, without the op library and without AMD hardware:
-kernels/rocm/gemm_a16w16.py build() for gfx942 and gfx950 (FlyDSL, one process per arch), the
+kernels/rocm/gemm_a16w16.py and gemm_a8w8.py build() for gfx942 and gfx950 (FlyDSL, one process
+per kernel), the
 exported objects linked with csrc/rocm_runtime.cpp (shim only) and a minimal registry into a
 throwaway library, then driven through the stub HIP runtime (tests/stub_hip).
 
-Needs flydsl (build machine); skipped elsewhere. Takes ~30 s (two FlyDSL builds)."""
+Needs flydsl (build machine); skipped elsewhere. Takes ~60 s (four FlyDSL builds)."""
 
 import concurrent.futures
 import json
@@ -19,26 +20,40 @@ pytest.importorskip("flydsl")
 pytest.importorskip("elftools")
 
 ARCHS = ("gfx942", "gfx950")
-TILES = {  # one spec per arch: (in, out, tile)
-    "gfx942": ("bf16", "bf16", (64, 128, 64)),
-    "gfx950": ("fp16", "fp32", (16, 64, 128)),
+SPECS = [  # (family, arch, in, out, tile)
+    ("gemm_a16w16", "gfx942", "bf16", "bf16", (64, 128, 64)),
+    ("gemm_a16w16", "gfx950", "fp16", "fp32", (16, 64, 128)),
+    ("gemm_a8w8", "gfx942", "fp8_e4m3fnuz", "bf16", (16, 64, 256)),
+    ("gemm_a8w8", "gfx950", "int8", "fp16", (64, 128, 128)),
+]
+CASES = {
+    "gemm_a16w16": [(1, 64, 64), (130, 272, 200), (256, 128, 4096), (17, 48, 8)],
+    # (M, N, K, a_scale_kind, w_scale_kind, bias)
+    "gemm_a8w8": [(1, 64, 64, 1, 1, False), (130, 272, 208, 2, 1, True), (256, 128, 4096, 1, 2, False),
+                  (17, 48, 16, 2, 2, True)],
 }
-CASES = [(1, 64, 64), (130, 272, 200), (256, 128, 4096), (17, 48, 8)]
+K_MULTIPLE = {"gemm_a16w16": 8, "gemm_a8w8": 16}
+KERNARG = {"gemm_a16w16": 52, "gemm_a8w8": 76}
 
 
-def _spec(arch):
-    ind, outd, (tm, tn, tk) = TILES[arch]
-    name = f"gemm_a16w16.{ind}.{outd}.t{tm}x{tn}x{tk}.{arch}"
-    return dict(name=name, family="gemm_a16w16", op="gemm_a16w16", in_dtype=ind, out_dtype=outd,
+def _spec(family, arch, ind, outd, tile):
+    tm, tn, tk = tile
+    name = f"{family}.{ind}.{outd}.t{tm}x{tn}x{tk}.{arch}"
+    return dict(name=name, family=family, op=family, in_dtype=ind, out_dtype=outd,
                 w_layout="preshuffled", tile_m=tm, tile_n=tn, tile_k=tk, params={}, arch=arch,
                 ident="k_" + name.replace(".", "_"))
 
 
+def _first(harness, family, arch):
+    return next(s for s, _ in harness["built"] if s["arch"] == arch and s["family"] == family)
+
+
 _BUILD = r"""
-import json, sys
+import importlib, json, sys
 sys.path.insert(0, sys.argv[3])
-import gemm_a16w16 as g
-res = g.build(json.loads(sys.argv[1]), sys.argv[2])
+spec = json.loads(sys.argv[1])
+g = importlib.import_module(spec["family"])
+res = g.build(spec, sys.argv[2])
 open(sys.argv[2] + "/result.json", "w").write(json.dumps(res))
 """
 
@@ -60,8 +75,8 @@ def _build(spec, out_dir):
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("rocm_aot")
-    specs = [_spec(a) for a in ARCHS]
-    with concurrent.futures.ThreadPoolExecutor(len(specs)) as pool:
+    specs = [_spec(*x) for x in SPECS]
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
         results = list(pool.map(lambda s: _build(s, tmp / s["ident"]), specs))
     built = list(zip(specs, results))
     objects = [tmp / s["ident"] / o for s, r in built for o in r["objects"]]
@@ -74,13 +89,14 @@ def test_build_outputs(harness):
     for spec, res in harness["built"]:
         d = harness["tmp"] / spec["ident"]
         meta = res["meta"]
-        assert res["requires_n_multiple"] == 16 and res["requires_k_multiple"] == 8 and res["max_split_k"] == 1
+        assert res["requires_n_multiple"] == 16 and res["max_split_k"] == 1
+        assert res["requires_k_multiple"] == K_MULTIPLE[spec["family"]]
         for f in (meta["hsaco"], meta["isa"], *res["objects"]):
             assert (d / f).is_file(), f
         info = rt.code_object_info((d / meta["hsaco"]).read_bytes())
         assert info["e_machine"] == rt.EM_AMDGPU and info["mach"] == spec["arch"]
         (kern,) = info["metadata"]["amdhsa.kernels"]
-        assert kern[".kernarg_segment_size"] == meta["kernarg_segment_size"] == 52
+        assert kern[".kernarg_segment_size"] == meta["kernarg_segment_size"] == KERNARG[spec["family"]]
         assert kern[".group_segment_fixed_size"] == meta["lds_bytes"] == meta["group_segment_fixed_size"]
         assert kern[".private_segment_fixed_size"] == 0
         # the object embeds exactly this code object
@@ -110,18 +126,20 @@ def test_library_has_no_undefined_hip_symbols(harness):
     assert not [ln for ln in dyn.splitlines() if ln.split()[-1].startswith("hip")], "shim symbols must be hidden"
 
 
-@pytest.mark.parametrize("arch", ARCHS)
-def test_launch_through_stub(harness, tmp_path, arch):
-    spec, res = next((s, r) for s, r in harness["built"] if s["arch"] == arch)
+@pytest.mark.parametrize("spec_row", SPECS, ids=lambda x: f"{x[0]}-{x[1]}")
+def test_launch_through_stub(harness, tmp_path, spec_row):
+    family, arch = spec_row[:2]
+    spec, res = next((s, r) for s, r in harness["built"] if s["arch"] == arch and s["family"] == family)
     log = tmp_path / "stub.jsonl"
     env = rt.stub_env(harness["stub"], log, arch)
-    cases = [(spec["name"], M, N, K, 1) for M, N, K in CASES]
+    cases = [(spec["name"], *c[:3], 1, *c[3:]) for c in CASES[family]]
     out = rt.run_probes(str(harness["lib"]), env, cases)
     assert out["arch"] == arch
     assert out["results"] == ["ok"] * len(cases), out
-    kernel = dict(name=spec["name"], tile=[spec["tile_m"], spec["tile_n"], spec["tile_k"]], meta=res["meta"])
+    kernel = dict(name=spec["name"], family=family, in_dtype=spec["in_dtype"],
+                  tile=[spec["tile_m"], spec["tile_n"], spec["tile_k"]], meta=res["meta"])
     entries = [e for e in rt.read_log(log) if e["call"].startswith("hipModule")]
-    rt.check_gemm_a16w16_launches(entries, kernel, arch, CASES)
+    rt.check_launches(entries, kernel, arch, CASES[family])
     # the code object handed to the runtime is the one the build saved
     (load,) = [e for e in entries if e["call"] == "hipModuleLoadData"]
     saved = harness["tmp"] / spec["ident"] / res["meta"]["hsaco"]
@@ -129,8 +147,8 @@ def test_launch_through_stub(harness, tmp_path, arch):
 
 
 def test_wrong_arch_and_errors(harness, tmp_path):
-    gfx950 = next(s for s, _ in harness["built"] if s["arch"] == "gfx950")
-    gfx942 = next(s for s, _ in harness["built"] if s["arch"] == "gfx942")
+    gfx950 = _first(harness, "gemm_a16w16", "gfx950")
+    gfx942 = _first(harness, "gemm_a16w16", "gfx942")
     log = tmp_path / "stub.jsonl"
     env = rt.stub_env(harness["stub"], log, "gfx942")
     out = rt.run_probes(str(harness["lib"]), env, [

@@ -5,10 +5,12 @@ FLYGEMM_HIP_LIBRARY. torch.ops.flygemm_testing.rocm_launch_probe loads and launc
 record with fake device pointers; the stub logs every module load, function lookup and launch.
 Each scenario runs in a fresh process (the HIP library and the modules are process-global).
 
-Checks: the device arch comes from the stub; the code object loaded is the one for that arch
-(and a code object for another arch is rejected); the module is loaded once per device; grid,
-block, dynamic LDS and the kernarg bytes follow the kernel's tile config for several shapes,
-ragged M included; argument validation; the error without libamdhip64."""
+Checks, for every family (gemm_a16w16, gemm_a8w8): the device arch comes from the stub; the code
+object loaded is the one for that arch (and a code object for another arch is rejected); the
+module is loaded once per device; grid, block, dynamic LDS and the kernarg bytes (pointers,
+sizes, strides; gemm_a8w8: the scale pointers and the per-row flags of every scale-kind
+combination, bias) follow the kernel's tile config for several shapes, ragged M included;
+argument validation; the error without libamdhip64."""
 
 import json
 import os
@@ -57,6 +59,11 @@ def _family(kernels, arch, family="gemm_a16w16"):
 
 
 CASES = [(1, 64, 64), (7, 4096, 4096), (129, 256, 128), (1000, 1024, 520), (4096, 4096, 4096)]
+T, R = rt.SCALE_PER_TENSOR, rt.SCALE_PER_ROW
+# gemm_a8w8: (M, N, K, a_scale_kind, w_scale_kind, bias): every kind combination, ragged M
+CASES_A8W8 = [(1, 64, 64, T, T, False), (7, 4096, 4096, R, T, True), (129, 256, 128, T, R, False),
+              (1000, 1024, 528, R, R, True), (4096, 4096, 4096, R, R, False), (33, 48, 16, T, T, True)]
+FAMILY_CASES = {"gemm_a16w16": CASES, "gemm_a8w8": CASES_A8W8}
 
 
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
@@ -65,15 +72,16 @@ def test_device_arch_from_stub(stub, tmp_path, arch, kernels):
     assert out["arch"] == arch
 
 
+@pytest.mark.parametrize("family", ["gemm_a16w16", "gemm_a8w8"])
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
-def test_gemm_a16w16_launch_geometry(stub, tmp_path, arch, kernels):
-    ks = _family(kernels, arch)
+def test_launch_geometry(stub, tmp_path, arch, family, kernels):
+    ks = _family(kernels, arch, family)
     if not ks:
-        pytest.skip(f"no gemm_a16w16 kernels for {arch} in this build")
+        pytest.skip(f"no {family} kernels for {arch} in this build")
     log = tmp_path / "stub.jsonl"
-    per_kernel = [[(M, N, K) for M, N, K in CASES
-                   if N % k["requires_n_multiple"] == 0 and K % k["requires_k_multiple"] == 0] for k in ks]
-    probes = [(_ref(k), M, N, K, 1) for k, cases in zip(ks, per_kernel) for M, N, K in cases]
+    per_kernel = [[c for c in FAMILY_CASES[family]
+                   if c[1] % k["requires_n_multiple"] == 0 and c[2] % k["requires_k_multiple"] == 0] for k in ks]
+    probes = [(_ref(k), *c[:3], 1, *c[3:]) for k, cases in zip(ks, per_kernel) for c in cases]
     out = rt.run_probes("torch", rt.stub_env(stub, log, arch), probes)  # one process: modules stay loaded
     assert out["arch"] == arch
     assert out["results"] == ["ok"] * len(probes), out["results"]
@@ -83,12 +91,21 @@ def test_gemm_a16w16_launch_geometry(stub, tmp_path, arch, kernels):
     assert len(module_ids) == len(ks), "each kernel's module must be loaded exactly once"
     for k, cases, mid in zip(ks, per_kernel, module_ids):
         mine = [e for e in entries if e.get("module") == mid]
-        rt.check_gemm_a16w16_launches(mine, k, arch, cases)
+        rt.check_launches(mine, k, arch, cases)
         # The code object handed to HIP is the one for this arch, as the device reports it.
         (load,) = [e for e in mine if e["call"] == "hipModuleLoadData"]
         info = rt.code_object_info(open(load["file"], "rb").read())
         assert info["mach"] == arch
         assert info["metadata"]["amdhsa.target"].split("-")[-1].split(":")[0] == arch
+
+
+def test_all_families_present(kernels):
+    """Every ROCm family is embedded for both arches (a build that silently dropped one would
+    otherwise only skip the tests above)."""
+    have = {(k["arch"], k["family"]) for k in kernels}
+    for arch in ("gfx942", "gfx950"):
+        if any(a == arch for a, _ in have):
+            assert {(arch, "gemm_a16w16"), (arch, "gemm_a8w8")} <= have, sorted(have)
 
 
 def test_code_object_for_other_arch_is_rejected(stub, tmp_path, kernels):
@@ -99,6 +116,43 @@ def test_code_object_for_other_arch_is_rejected(stub, tmp_path, kernels):
         out = rt.run_probes("torch", rt.stub_env(stub, tmp_path / f"{dev_arch}.log", dev_arch),
                             [(_ref(ks[0]), 16, 64, 64, 1)])
         assert "hipErrorNoBinaryForGpu" in out["results"][0], out
+
+
+def test_gemm_a8w8_argument_validation(stub, tmp_path, kernels):
+    tested = 0
+    for arch in ("gfx942", "gfx950"):
+        ks = _family(kernels, arch, "gemm_a8w8")
+        a16 = _family(kernels, arch)
+        if not ks or not a16:
+            continue
+        tested += 1
+        fp8 = next(k for k in ks if ".int8." not in k["name"])
+        int8 = next(k for k in ks if ".int8." in k["name"])
+        log = tmp_path / f"{arch}.jsonl"
+        out = rt.run_probes("torch", rt.stub_env(stub, log, arch), [
+            (_ref(fp8), 16, 64, 64, 1, 0, T, False),       # a_scale missing
+            (_ref(fp8), 16, 64, 64, 1, T, 0, False),       # w_scale missing
+            (_ref(fp8), 16, 64, 64, 1, 3, T, False),       # blockscale kind is not this op's
+            (_ref(fp8), 16, 64, 72, 1, T, T, False),       # K % 16
+            (_ref(fp8), 16, 40, 64, 1, T, T, False),       # N % 16
+            (_ref(fp8), 16, 64, 64, 2, T, T, False),       # split-K
+            (_ref(int8), 16, 64, 131072, 1, T, T, False),  # int32 accumulation could overflow
+            (_ref(fp8), 0, 64, 64, 1, T, T, False),        # M == 0: nothing launched
+            (_ref(a16[0]), 16, 64, 64, 1, R, R, True),     # gemm_a16w16 ignores scales: 52-byte kernarg
+        ])
+        r = out["results"]
+        assert "a_scale and w_scale are required" in r[0] and "a_scale and w_scale are required" in r[1], r
+        assert "a_scale_kind must be per_tensor or per_row" in r[2], r
+        assert "K must be a multiple of 16" in r[3], r
+        assert "N must be a multiple of 16" in r[4], r
+        assert "split_k must be 1" in r[5], r
+        assert "K too large for exact int32 accumulation" in r[6], r
+        assert r[7] == "ok" and r[8] == "ok", r
+        (launch,) = [e for e in rt.read_log(log) if e["call"] == "hipModuleLaunchKernel"]
+        assert launch["kernarg_size"] == rt.kernarg_size("gemm_a16w16") == 52
+        assert rt.decode_kernarg("gemm_a16w16", launch["kernarg"])["bias"] == rt.PROBE_BIAS
+    if not tested:
+        pytest.skip("no gemm_a8w8 ROCm kernels")
 
 
 def test_argument_validation(stub, tmp_path, kernels):

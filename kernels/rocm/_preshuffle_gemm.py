@@ -1,0 +1,893 @@
+"""Shared core of the ROCm preshuffled-weight GEMM families (FlyDSL 0.4.2, gfx942/gfx950).
+
+Used by kernels/rocm/gemm_a16w16.py and kernels/rocm/gemm_a8w8.py (tools/build_kernels.py hashes
+this file into every ROCm kernel's build cache key). A family file supplies a ``Family``
+(dtypes, MFMA form per arch and dtype, kernel arguments, adapter checks), its FlyDSL kernel
+signature and the MFMA call; everything else lives here:
+
+  * ``Config`` / ``config_from_spec``: tile, wave grid, LDS padding, validation;
+  * ``_Geometry``: ALL index arithmetic (thread decomposition, A global/LDS offsets, preshuffled
+    W offsets, C coordinates, masks, buffer-resource sizes, scale offsets). The FlyDSL kernel
+    and the NumPy emulator call the same methods, so the emulator checks the kernel's
+    addressing without a GPU;
+  * ``KernelCore``: the IR-emitting pieces of the kernel (buffer resources rebased to the
+    workgroup's tile, LDS staging of A, preshuffled-W register loads, the MFMA k loop body,
+    the epilogue with optional per-tensor/per-row scales, bias, one rounding, masked store);
+  * ``emulate``: the NumPy model of that dataflow (buffer OOB, NaN-poisoned LDS, MFMA lanes);
+  * ``build`` / ``adapter_cpp`` / ``main``: ahead-of-time export (``export_to_c``), ISA dump
+    and metadata, the C++ adapter from ``flygemm::LaunchArgs``, and the standalone CLI.
+
+Dataflow (one workgroup = 4 waves = 256 threads computes a tile_m x tile_n tile; the waves form
+a ``wm x wn`` grid). Every global or LDS vector access moves 16 bytes (``vec`` elements:
+8 for 16-bit, 16 for 8-bit operands). Per K tile of ``tile_k``:
+  * A: global -> registers (16-byte buffer loads) -> LDS (row-major, rows padded by ``lds_pad``
+    elements) -> registers in the MFMA A-operand layout;
+  * W (preshuffled [N/16, K/vec, 16, vec]) goes straight from global memory into registers in
+    the MFMA B-operand layout (one 16-byte load per lane per 16 columns per k step), no LDS;
+  * a "k step" is 4 lane groups x ``vec`` = 32 (16-bit) or 64 (8-bit) k: lane (l16, lg) holds
+    row/column l16 and k = lg*vec .. +vec-1 of the step, for A and W alike, so the products pair
+    up whatever k order an MFMA uses inside its operands. An MFMA form consumes ``steps`` k steps
+    (1, or 2 for gfx950's k128 form) and issues ``steps*vec/lane_k`` instructions on them.
+The next tile's A and W are loaded into registers while the current tile is multiplied.
+Bounds: every global access goes through a buffer resource whose base is rebased to the
+workgroup's tile and whose size is the exact end of the valid region, so rows >= M read zeros
+and never write; K tails and N tails are masked by moving the offset to byte 0x80000000, past
+every resource (the adapter keeps resources below 2 GiB).
+"""
+
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+NUM_WAVES = 4
+WAVE = 64
+THREADS = NUM_WAVES * WAVE
+VEC_BYTES = 16  # bytes per lane per global/LDS vector access
+LANE_GROUPS = 4  # a 16x16 MFMA's 64 lanes: 16 rows (columns) x 4 k groups
+LDS_LIMIT = {"gfx942": 64 * 1024, "gfx950": 160 * 1024}
+SUPPORTED_ARCHS = ("gfx942", "gfx950")
+IN_BYTES = {"bf16": 2, "fp16": 2, "fp8_e4m3fn": 1, "fp8_e4m3fnuz": 1, "int8": 1}
+OUT_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
+# Buffer-resource offsets are 32-bit; masked accesses use this byte offset, which is never
+# inside a resource (the adapter keeps every resource below 2 GiB).
+OOB_BYTES = 0x80000000
+MAX_RESOURCE_BYTES = 0x7FFFFFFF
+
+
+def oob_elems(esize: int) -> int:
+    """Element offset whose byte offset is OOB_BYTES as a 32-bit value. For 1-byte elements
+    0x80000000 is not an int32, so the same bits are written as -2**31."""
+    return OOB_BYTES // esize if esize > 1 else OOB_BYTES - (1 << 32)
+
+
+# --------------------------------------------------------------------------------------------
+# Family description and configuration
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MmaForm:
+    """How one (arch, in_dtype) uses the 16x16 MFMA."""
+
+    mnemonic: str  # as the ISA listing spells it
+    steps: int  # k steps (one 16-byte vector per lane each) one MFMA group consumes
+    lane_k: int  # elements per lane per instruction
+    acc: str  # accumulator element type: "f32" or "i32"
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str  # family file name, e.g. "gemm_a8w8"
+    op: str
+    in_dtypes: dict  # arch -> in dtypes the family builds for that arch
+    out_dtypes: tuple
+    forms: dict  # (arch, in_dtype) -> MmaForm
+    kernel_args: tuple  # kernel argument names, in kernarg order
+    w_layout_doc: str = ""
+    adapter_checks: object = None  # cfg -> C++ statements (variables p, fail) after the common checks
+    adapter_locals: str = ""  # C++ declarations of the family's extra kernel arguments
+    meta: tuple = ()  # extra (key, value) pairs for the build metadata
+
+
+@dataclass(frozen=True)
+class Config:
+    family: str
+    arch: str
+    in_dtype: str
+    out_dtype: str
+    tile_m: int
+    tile_n: int
+    tile_k: int
+    wm: int
+    wn: int
+    lds_pad: int
+    waves_per_eu: int
+    form: MmaForm
+
+    # derived --------------------------------------------------------------------------------
+    @property
+    def elem_bytes(self) -> int:
+        return IN_BYTES[self.in_dtype]
+
+    @property
+    def vec(self) -> int:  # elements per 16-byte vector
+        return VEC_BYTES // self.elem_bytes
+
+    @property
+    def kstep(self) -> int:  # k per step: 4 lane groups x one vector
+        return LANE_GROUPS * self.vec
+
+    @property
+    def m_rep(self) -> int:  # 16-row MFMA blocks per wave
+        return self.tile_m // (16 * self.wm)
+
+    @property
+    def n_rep(self) -> int:  # 16-column MFMA blocks per wave
+        return self.tile_n // (16 * self.wn)
+
+    @property
+    def k_steps(self) -> int:  # k steps per K tile
+        return self.tile_k // self.kstep
+
+    @property
+    def a_vecs_per_row(self) -> int:
+        return self.tile_k // self.vec
+
+    @property
+    def a_passes(self) -> int:  # 16-byte A vectors each thread moves per K tile
+        return self.tile_m * self.tile_k // self.vec // THREADS
+
+    @property
+    def lds_row(self) -> int:  # LDS row stride of the A tile, elements
+        return self.tile_k + self.lds_pad
+
+    @property
+    def lds_bytes(self) -> int:
+        return self.tile_m * self.lds_row * self.elem_bytes
+
+    @property
+    def out_bytes(self) -> int:
+        return OUT_BYTES[self.out_dtype]
+
+    @property
+    def mfma(self) -> str:
+        return self.form.mnemonic
+
+    @property
+    def mfma_per_step(self) -> float:  # instructions per 16x16 block per k step
+        return self.vec / self.form.lane_k
+
+    @property
+    def mfma_per_tile(self) -> int:  # MFMA instructions one wave issues per K tile
+        return int(self.m_rep * self.n_rep * self.k_steps * self.mfma_per_step)
+
+    def grid(self, M: int, N: int) -> tuple:
+        return ((M + self.tile_m - 1) // self.tile_m, (N + self.tile_n - 1) // self.tile_n, 1)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def validate(self) -> None:
+        err = []
+        if self.wm * self.wn != NUM_WAVES or self.wm <= 0 or self.wn <= 0:
+            err.append(f"wm*wn must be {NUM_WAVES}, got wm={self.wm} wn={self.wn}")
+        else:
+            if self.tile_m <= 0 or self.tile_m % (16 * self.wm):
+                err.append(f"tile_m={self.tile_m} must be a positive multiple of 16*wm={16 * self.wm}")
+            if self.tile_n <= 0 or self.tile_n % (16 * self.wn):
+                err.append(f"tile_n={self.tile_n} must be a positive multiple of 16*wn={16 * self.wn}")
+        kgrain = self.kstep * self.form.steps
+        if self.tile_k <= 0 or self.tile_k % kgrain:
+            err.append(f"tile_k={self.tile_k} must be a positive multiple of {kgrain} ({self.form.mnemonic})")
+        elif (self.tile_m * self.tile_k // self.vec) % THREADS:
+            err.append(
+                f"tile_m*tile_k/{self.vec} = {self.tile_m * self.tile_k // self.vec} must be a multiple of "
+                f"{THREADS} (whole 16-byte A vectors per thread)"
+            )
+        if self.lds_pad < 0 or self.lds_pad % self.vec:
+            err.append(f"lds_pad={self.lds_pad} must be a non-negative multiple of {self.vec}")
+        if self.arch in LDS_LIMIT and self.lds_bytes > LDS_LIMIT[self.arch]:
+            err.append(f"LDS {self.lds_bytes} B exceeds {LDS_LIMIT[self.arch]} B on {self.arch}")
+        if err:
+            raise ValueError(f"{self.family}: invalid config {self}: " + "; ".join(err))
+
+
+def config_from_spec(spec: dict, fam: Family) -> Config:
+    params = dict(spec.get("params") or {})
+    arch = str(spec["arch"])
+    in_dtype = str(spec.get("in_dtype") or next(iter(fam.in_dtypes.get(arch, ("",)))))
+    out_dtype = str(spec.get("out_dtype") or (in_dtype if in_dtype in fam.out_dtypes else fam.out_dtypes[0]))
+    err = []
+    if arch not in SUPPORTED_ARCHS:
+        err.append(f"arch {arch!r} not in {SUPPORTED_ARCHS}")
+    elif in_dtype not in fam.in_dtypes[arch]:
+        err.append(f"in_dtype {in_dtype!r} not in {fam.in_dtypes[arch]} on {arch}")
+    if out_dtype not in fam.out_dtypes:
+        err.append(f"out_dtype {out_dtype!r} not in {fam.out_dtypes}")
+    if err:
+        raise ValueError(f"{fam.name}: invalid spec {spec}: " + "; ".join(err))
+    tile_m, tile_n, tile_k = int(spec["tile_m"]), int(spec["tile_n"]), int(spec["tile_k"])
+    wn = int(params.get("wn", 0)) or max(1, min(NUM_WAVES, tile_n // 16))
+    while NUM_WAVES % wn:
+        wn -= 1
+    wm = int(params.get("wm", 0)) or NUM_WAVES // wn
+    cfg = Config(
+        family=fam.name,
+        arch=arch,
+        in_dtype=in_dtype,
+        out_dtype=out_dtype,
+        tile_m=tile_m,
+        tile_n=tile_n,
+        tile_k=tile_k,
+        wm=wm,
+        wn=wn,
+        lds_pad=int(params.get("lds_pad", VEC_BYTES // IN_BYTES[in_dtype])),
+        waves_per_eu=int(params.get("waves_per_eu", 0)),
+        form=fam.forms[(arch, in_dtype)],
+    )
+    cfg.validate()
+    return cfg
+
+
+def kernel_name(cfg: Config) -> str:
+    return f"{cfg.family}.{cfg.in_dtype}.{cfg.out_dtype}.t{cfg.tile_m}x{cfg.tile_n}x{cfg.tile_k}"
+
+
+# --------------------------------------------------------------------------------------------
+# Index arithmetic shared by the kernel (FlyDSL values) and the emulator (NumPy arrays)
+# --------------------------------------------------------------------------------------------
+class _Geometry:
+    """All addressing of the kernel. ``sel(c, a, b)`` is the backend's select; every other
+    operation is +, -, *, //, %, < which FlyDSL integers and NumPy arrays both provide.
+    Offsets are in elements of the buffer they index."""
+
+    def __init__(self, cfg: Config, sel, mn):
+        self.c = cfg
+        self.sel = sel
+        self.min = mn
+
+    # thread decomposition
+    def thread(self, tid):
+        c = self.c
+        wave = tid // WAVE
+        lane = tid % WAVE
+        return dict(wm=wave // c.wn, wn=wave % c.wn, l16=lane % 16, lg=lane // 16)
+
+    # A: global -> registers, one 16-byte vector per pass. Offsets are relative to the
+    # workgroup's rebased A (row m0, column 0).
+    def a_vec_coord(self, tid, p):
+        c = self.c
+        v = p * THREADS + tid
+        return v // c.a_vecs_per_row, (v % c.a_vecs_per_row) * c.vec  # (row in tile, k in tile)
+
+    def a_global_offset(self, tid, p, kt, K, lda):
+        row, kk = self.a_vec_coord(tid, p)
+        k = kt * self.c.tile_k + kk
+        return self.sel(k < K, row * lda + k, oob_elems(self.c.elem_bytes))
+
+    def a_lds_store_offset(self, tid, p):
+        row, kk = self.a_vec_coord(tid, p)
+        return row * self.c.lds_row + kk
+
+    # A: LDS -> registers in the MFMA A layout: lane (l16, lg) holds row l16, k = lg*vec .. +vec-1
+    # of k step s (the B operand uses the same k assignment, so the products pair up).
+    def a_lds_load_offset(self, t, i, s):
+        c = self.c
+        row = t["wm"] * (c.tile_m // c.wm) + i * 16 + t["l16"]
+        return row * c.lds_row + s * c.kstep + t["lg"] * c.vec
+
+    # W (preshuffled [N/16, K/vec, 16, vec]): global -> registers in the MFMA B layout: lane
+    # (l16, lg) holds column l16 of the 16-column block, k = lg*vec .. +vec-1 of step s, i.e. one
+    # 16-byte row of the [16, vec] inner block. Offsets are relative to the rebased W (column n0).
+    def w_global_offset(self, t, j, s, kt, K):
+        c = self.c
+        nblk = t["wn"] * c.n_rep + j  # 16-column block inside the tile
+        kb = (kt * c.tile_k + s * c.kstep) // c.vec + t["lg"]  # vec-k block
+        off = nblk * (K * 16) + kb * (16 * c.vec) + t["l16"] * c.vec
+        return self.sel(kb * c.vec < K, off, oob_elems(c.elem_bytes))
+
+    # C: lane (l16, lg) of 16x16 block (i, j) holds rows lg*4 + r (r = 0..3), column l16.
+    def c_coord(self, t, i, j, r):
+        c = self.c
+        row = t["wm"] * (c.tile_m // c.wm) + i * 16 + t["lg"] * 4 + r
+        col = t["wn"] * (c.tile_n // c.wn) + j * 16 + t["l16"]
+        return row, col
+
+    def c_block_col(self, t, j):  # first column of the lane's 16-column block (uniform per wave)
+        c = self.c
+        return t["wn"] * (c.tile_n // c.wn) + j * 16
+
+    def c_offset(self, t, i, j, r, n_left, ldo):
+        row, col = self.c_coord(t, i, j, r)
+        return self.sel(self.c_block_col(t, j) < n_left, row * ldo + col, OOB_BYTES // self.c.out_bytes)
+
+    # Scales (fp32): per_row is 1 (one value per row of A / of W) or 0 (one value). The
+    # resources are rebased to the tile's first row/column when per_row (base * per_row).
+    @staticmethod
+    def scale_offset(idx, per_row):
+        return idx * per_row
+
+    @staticmethod
+    def scale_bytes(valid, per_row):  # valid*4 when per_row, else 4
+        return ((valid - 1) * per_row + 1) * 4
+
+    # Resource sizes (bytes) of the per-workgroup rebased buffers.
+    def a_bytes(self, rows_valid, lda, K):
+        return ((rows_valid - 1) * lda + K) * self.c.elem_bytes
+
+    def w_bytes(self, n_left, K):
+        return self.min(n_left, self.c.tile_n) * K * self.c.elem_bytes
+
+    def out_bytes_(self, rows_valid, ldo, n_left):
+        return ((rows_valid - 1) * ldo + n_left) * self.c.out_bytes
+
+
+# --------------------------------------------------------------------------------------------
+# FlyDSL kernel pieces
+# --------------------------------------------------------------------------------------------
+class KernelCore:
+    """IR-emitting pieces of the kernel. A family's ``@flyc.kernel`` function calls, in order,
+    on a KernelCore ``kc`` created outside it (a closure variable):
+
+        kc.begin(out, a, w, bias, M, N, K, lda, ldo)
+        acc = kc.acc0(); a_regs = kc.load_a(0); w_regs = kc.load_w(0)
+        for kt in range(0, kc.nk - 1):       # dynamic loop: must stay in the kernel function
+            kc.store_a(a_regs); barrier(); w_cur = w_regs
+            a_regs = kc.load_a(kt + 1); w_regs = kc.load_w(kt + 1)
+            acc = kc.compute(acc, w_cur); barrier()
+        kc.store_a(a_regs); barrier(); acc = kc.compute(acc, w_regs)
+        kc.epilogue(acc[, scales])
+
+    FlyDSL turns the kernel function's dynamic ``for`` into an scf.for by rewriting that
+    function's source, so the loop itself cannot live in a helper; its loop-carried state is
+    inferred from the names assigned in the body and the LOCAL objects whose methods it calls,
+    which is why ``kc`` must be a closure variable, not a local."""
+
+    def __init__(self, cfg: Config, in_t, mma, reg_t=None):
+        """in_t: element type of A in LDS; reg_t: element type of the 16-byte register vectors
+        (default in_t; 8-bit operands move as 4 x i32: LLVM has no v16i8 buffer load);
+        mma(a_vecs, b_vecs, acc) -> acc for one MFMA group (lists of ``form.steps`` vectors)."""
+        import flydsl.expr as fx
+
+        self.cfg = cfg
+        self.fx = fx
+        self.in_t = in_t
+        self.reg_t = reg_t or in_t
+        self.mma = mma
+        self.out_t = {"bf16": fx.BFloat16, "fp16": fx.Float16, "fp32": fx.Float32}[cfg.out_dtype]
+        self.acc_t = fx.Float32 if cfg.form.acc == "f32" else fx.Int32
+
+        def dsl_sel(c, a, b):
+            return c.select(a, b)
+
+        self.geo = _Geometry(cfg, dsl_sel, fx.min)
+
+    def begin(self, out, a, w, bias, M, N, K, lda, ldo):
+        from flydsl.expr import rocdl
+
+        fx, cfg, geo = self.fx, self.cfg, self.geo
+        TM, TN, TK = cfg.tile_m, cfg.tile_n, cfg.tile_k
+        self.out, self.M, self.N, self.K, self.lda, self.ldo = out, M, N, K, lda, ldo
+        self.tid = tid = fx.thread_idx.x
+        bm = fx.block_idx.x
+        bn = fx.block_idx.y
+        self.m0 = m0 = bm * TM
+        self.n0 = n0 = bn * TN
+        self.rows_valid = rows_valid = geo.min(M - m0, TM)
+        self.n_left = n_left = N - n0
+
+        # Per-workgroup buffer resources, rebased to the tile (64-bit base arithmetic) and sized
+        # to the exact end of the valid region.
+        self.a_rs = rocdl.make_buffer_ptr(
+            a + fx.Int64(m0) * fx.Int64(lda), num_records_bytes=fx.Int64(geo.a_bytes(rows_valid, lda, K))
+        )
+        self.w_rs = rocdl.make_buffer_ptr(
+            w + fx.Int64(n0) * fx.Int64(K), num_records_bytes=fx.Int64(geo.w_bytes(n_left, K))
+        )
+        self.o_rs = rocdl.make_buffer_ptr(
+            out + (fx.Int64(m0) * fx.Int64(ldo) + fx.Int64(n0)),
+            num_records_bytes=fx.Int64(geo.out_bytes_(rows_valid, ldo, n_left)),
+        )
+        # No bias: a zero-sized resource (every load reads 0) on the unmoved null pointer (no
+        # pointer arithmetic on null).
+        has_bias = fx.ptrtoint(bias) != fx.Int64(0)
+        self.b_rs = rocdl.make_buffer_ptr(
+            bias + has_bias.select(fx.Int64(n0), fx.Int64(0)),
+            num_records_bytes=has_bias.select(fx.Int64(n_left) * 4, fx.Int64(0)),
+        )
+
+        lds = fx.SharedAllocator().allocate(fx.Array[self.in_t, TM * cfg.lds_row, 16]).peek()
+        self.s_a = lds.ptr
+
+        self.t = geo.thread(tid)
+        self.vty = fx.Vector.make_type(VEC_BYTES * 8 // self.reg_t.width, self.reg_t)
+        self.nk = (K + (TK - 1)) // TK
+        return self
+
+    def acc0(self):
+        zero = 0.0 if self.acc_t is self.fx.Float32 else 0
+        return [self.fx.Vector.filled(4, zero, self.acc_t) for _ in range(self.cfg.m_rep * self.cfg.n_rep)]
+
+    def load_a(self, kt):
+        fx, geo = self.fx, self.geo
+        return [
+            fx.ptr_load(self.a_rs + geo.a_global_offset(self.tid, p, kt, self.K, self.lda), result_type=self.vty)
+            for p in range(self.cfg.a_passes)
+        ]
+
+    def load_w(self, kt):
+        fx, geo, c = self.fx, self.geo, self.cfg
+        return [
+            fx.ptr_load(self.w_rs + geo.w_global_offset(self.t, j, s, kt, self.K), result_type=self.vty)
+            for j in range(c.n_rep)
+            for s in range(c.k_steps)
+        ]
+
+    def store_a(self, regs):
+        for p in range(self.cfg.a_passes):
+            self.fx.ptr_store(regs[p], self.s_a + self.geo.a_lds_store_offset(self.tid, p))
+
+    def compute(self, acc, wregs):
+        fx, geo, c = self.fx, self.geo, self.cfg
+        MR, NR, KS, G = c.m_rep, c.n_rep, c.k_steps, c.form.steps
+        acc = list(acc)
+        for s0 in range(0, KS, G):
+            steps = range(s0, s0 + G)
+            afr = [
+                [fx.ptr_load(self.s_a + geo.a_lds_load_offset(self.t, i, s), result_type=self.vty) for s in steps]
+                for i in range(MR)
+            ]
+            for i in range(MR):
+                for j in range(NR):
+                    acc[i * NR + j] = self.mma(afr[i], [wregs[j * KS + s] for s in steps], acc[i * NR + j])
+        return acc
+
+    def epilogue(self, acc, scales=None):
+        """out = round_out(acc [* a_scale[m or 0] * w_scale[n or 0]] + bias[n]). Rows >= M fall
+        outside the output resource; column blocks >= N are masked to an out-of-range offset.
+        ``scales`` = (a_scale, w_scale, a_per_row, w_per_row): fp32 pointers and int32 0/1
+        (run-time, branch-free: the per-row flag is the index stride)."""
+        from flydsl.expr import rocdl
+
+        fx, geo, c, t = self.fx, self.geo, self.cfg, self.t
+        MR, NR = c.m_rep, c.n_rep
+        if scales is not None:
+            a_scale, w_scale, a_row, w_row = scales
+            sa_rs = rocdl.make_buffer_ptr(
+                a_scale + fx.Int64(self.m0 * a_row),
+                num_records_bytes=fx.Int64(geo.scale_bytes(self.rows_valid, a_row)),
+            )
+            sw_rs = rocdl.make_buffer_ptr(
+                w_scale + fx.Int64(self.n0 * w_row),
+                num_records_bytes=fx.Int64(geo.scale_bytes(self.n_left, w_row)),
+            )
+            sa = [
+                [
+                    fx.ptr_load(sa_rs + geo.scale_offset(geo.c_coord(t, i, 0, r)[0], a_row), result_type=fx.Float32)
+                    for r in range(4)
+                ]
+                for i in range(MR)
+            ]
+        for j in range(NR):
+            col = geo.c_coord(t, 0, j, 0)[1]
+            bval = fx.ptr_load(self.b_rs + col, result_type=fx.Float32)
+            if scales is not None:
+                swv = fx.ptr_load(sw_rs + geo.scale_offset(col, w_row), result_type=fx.Float32)
+            for i in range(MR):
+                vec = fx.Vector(acc[i * NR + j])
+                if self.acc_t is not fx.Float32:
+                    vec = vec.to(fx.Float32)  # int32 -> fp32, round to nearest even
+                for r in range(4):
+                    if scales is not None:
+                        val = vec[r] * sa[i][r] * swv + bval
+                    else:
+                        val = vec[r] + bval
+                    if self.out_t is not fx.Float32:
+                        val = val.to(self.out_t)
+                    fx.ptr_store(val, self.o_rs + geo.c_offset(t, i, j, r, self.n_left, self.ldo))
+
+
+# --------------------------------------------------------------------------------------------
+# NumPy emulator (uses _Geometry, models buffer OOB, LDS, MFMA lane layouts)
+# --------------------------------------------------------------------------------------------
+def emulate(cfg: Config, A, Wsh, bias, M, N, K, lda, ldo, out_init, decode=None, scales=None):
+    """Runs the kernel's dataflow on the CPU, workgroup by workgroup, with all 256 threads as
+    NumPy vectors and the same `_Geometry` addressing as the FlyDSL kernel.
+
+    A: flat array holding [M, K] with row stride lda; Wsh: flat preshuffled weight; bias: [N]
+    or None; out_init: flat output buffer with row stride ldo, written in place with the
+    unrounded float64 results and returned. ``decode`` maps the operand elements (e.g. fp8
+    bytes) to values as the arch's MFMA reads them (NaN stays NaN); default: identity.
+    ``scales`` = (a_scale, w_scale, a_per_row, w_per_row) for scaled families. Models
+    buffer-resource bounds (past the size: loads read 0, stores are dropped; a straddling vector
+    is an assertion error; offsets wrap at 32 bits as the hardware's), the LDS tile
+    (NaN-initialised) and the MFMA 16x16 operand/accumulator lane layouts of the form."""
+    import numpy as np
+
+    def np_sel(c, a, b):
+        return np.where(c, a, b)
+
+    geo = _Geometry(cfg, np_sel, min)
+    tid = np.arange(THREADS)
+    t = geo.thread(tid)
+    TM, TN, TK = cfg.tile_m, cfg.tile_n, cfg.tile_k
+    V, G, esz = cfg.vec, cfg.form.steps, cfg.elem_bytes
+    nk = (K + TK - 1) // TK
+    grid = cfg.grid(M, N)
+    dec = decode or (lambda x: x)
+
+    def buf_load(arr, base, nbytes, off_elems, esize, n):
+        """Buffer load of n elements per thread; vectors past the resource size read 0 (the
+        kernel never issues a vector that straddles the end, which is asserted)."""
+        off = np.asarray(off_elems, dtype=np.int64).reshape(-1)
+        ob = (off * esize) & 0xFFFFFFFF  # the hardware's 32-bit unsigned byte offset
+        inside = ob + n * esize <= nbytes
+        assert np.all(inside | (ob >= nbytes)), "straddling buffer access"
+        idx = base + (ob // esize)[:, None] + np.arange(n)[None, :]
+        res = np.zeros((len(off), n))
+        res[inside] = arr[idx[inside]]
+        return res
+
+    if scales is not None:
+        a_scale, w_scale, a_row, w_row = scales
+    for bm in range(grid[0]):
+        for bn in range(grid[1]):
+            m0, n0 = bm * TM, bn * TN
+            rows_valid = min(M - m0, TM)
+            n_left = N - n0
+            a_base, a_nb = m0 * lda, geo.a_bytes(rows_valid, lda, K)
+            w_base, w_nb = n0 * K, geo.w_bytes(n_left, K)
+            o_base, o_nb = m0 * ldo + n0, geo.out_bytes_(rows_valid, ldo, n_left)
+            lds = np.full(TM * cfg.lds_row, np.nan)
+            acc = np.zeros((cfg.m_rep, cfg.n_rep, THREADS, 4))
+            for kt in range(max(nk, 1)):  # the kernel always multiplies at least one (masked) tile
+                # A -> LDS
+                for p in range(cfg.a_passes):
+                    vals = buf_load(A, a_base, a_nb, geo.a_global_offset(tid, p, kt, K, lda), esz, V)
+                    so = geo.a_lds_store_offset(tid, p)
+                    for q in range(V):
+                        lds[so + q] = vals[:, q]
+                for s0 in range(0, cfg.k_steps, G):
+                    afr = []
+                    for i in range(cfg.m_rep):
+                        parts = []
+                        for s in range(s0, s0 + G):
+                            lo = geo.a_lds_load_offset(t, i, s)
+                            parts.append(np.stack([lds[lo + q] for q in range(V)], axis=1))  # [256, V]
+                        afr.append(np.concatenate(parts, axis=1))
+                    for j in range(cfg.n_rep):
+                        bfr = np.concatenate(
+                            [buf_load(Wsh, w_base, w_nb, geo.w_global_offset(t, j, s, kt, K), esz, V)
+                             for s in range(s0, s0 + G)],
+                            axis=1,
+                        )
+                        for i in range(cfg.m_rep):
+                            acc[i, j] += mfma_emulate(dec(afr[i]), dec(bfr), cfg.form.lane_k)
+            # epilogue
+            if scales is not None:
+                sa_base, sa_nb = m0 * a_row, geo.scale_bytes(rows_valid, a_row)
+                sw_base, sw_nb = n0 * w_row, geo.scale_bytes(n_left, w_row)
+            for j in range(cfg.n_rep):
+                col = geo.c_coord(t, 0, j, 0)[1]
+                bv = np.zeros(THREADS)
+                if bias is not None:
+                    bv = buf_load(bias, n0, n_left * 4, col, 4, 1)[:, 0]
+                if scales is not None:
+                    swv = buf_load(w_scale, sw_base, sw_nb, geo.scale_offset(col, w_row), 4, 1)[:, 0]
+                for i in range(cfg.m_rep):
+                    for r in range(4):
+                        val = acc[i, j, :, r]
+                        if scales is not None:
+                            row = geo.c_coord(t, i, j, r)[0]
+                            sav = buf_load(a_scale, sa_base, sa_nb, geo.scale_offset(row, a_row), 4, 1)[:, 0]
+                            val = val * sav * swv
+                        off = np.asarray(geo.c_offset(t, i, j, r, n_left, ldo), dtype=np.int64)
+                        ok = off * cfg.out_bytes + cfg.out_bytes <= o_nb
+                        out_init[o_base + off[ok]] = val[ok] + bv[ok]
+    return out_init
+
+
+def mfma_emulate(a, b, lane_k):
+    """One MFMA group of 16x16 MFMAs for a set of waves. a/b: [256, kl] per-thread operands
+    (kl = steps * vec elements per lane). Each instruction takes the next ``lane_k`` elements of
+    every lane: lane (l16, lg) supplies A[l16, lg*lane_k + q] and B[lg*lane_k + q, l16].
+    Returns [256, 4] accumulator increments in the C layout (row lg*4+r, column l16)."""
+    import numpy as np
+
+    n, kl = a.shape
+    nw = n // WAVE
+    assert kl % lane_k == 0 and n % WAVE == 0
+    out = np.zeros((n, 4))
+    for lo in range(0, kl, lane_k):
+        # lane = lg*16 + l16 -> [wave, lg, l16, q]
+        av = a[:, lo : lo + lane_k].reshape(nw, LANE_GROUPS, 16, lane_k)
+        bv = b[:, lo : lo + lane_k].reshape(nw, LANE_GROUPS, 16, lane_k)
+        Am = av.transpose(0, 2, 1, 3).reshape(nw, 16, LANE_GROUPS * lane_k)  # [w, row l16, k = lg*lane_k + q]
+        Bm = bv.transpose(0, 1, 3, 2).reshape(nw, LANE_GROUPS * lane_k, 16)  # [w, k = lg*lane_k + q, col l16]
+        Cm = Am @ Bm  # [w, row, col]
+        # lane (l16, lg) holds rows lg*4 + r of column l16
+        out += Cm.reshape(nw, LANE_GROUPS, 4, 16).transpose(0, 1, 3, 2).reshape(n, 4)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Build (ahead-of-time export)
+# --------------------------------------------------------------------------------------------
+def _setup_env(arch: str, family: str) -> None:
+    cur = os.environ.get("ARCH")
+    if cur and cur != arch:
+        raise RuntimeError(
+            f"{family}.build: process targets ARCH={cur} but the spec is for {arch}; "
+            "FlyDSL's target is fixed per process (run one build process per arch)"
+        )
+    os.environ["ARCH"] = arch
+    os.environ["FLYDSL_GPU_ARCH"] = arch  # flydsl.runtime.device.get_rocm_arch() without hardware
+    os.environ["FLYDSL_RUNTIME_ENABLE_CACHE"] = "0"  # reproducible: always compile
+    rp = os.environ.get("ROCM_PATH")
+    if not rp or not (Path(rp) / "llvm" / "bin" / "ld.lld").exists():
+        repo = Path(__file__).resolve().parents[2]
+        if str(repo) not in sys.path:
+            sys.path.insert(0, str(repo))
+        from tools.rocm_toolchain import apply_to_current_process
+
+        apply_to_current_process()
+
+
+def _strip_debug(obj: Path) -> None:
+    """Drop the DWARF of the embedded FlyDSL host runtime (~420 KiB of a ~450 KiB object);
+    symbols, including the local ``<sym>__kernels_binary``, are kept."""
+    tool = shutil.which("llvm-objcopy") or shutil.which("objcopy")
+    if tool is None:
+        return
+    import subprocess
+
+    subprocess.run([tool, "--strip-debug", str(obj)], check=True)
+
+
+def _extract_hsaco(obj_path: Path, symbol_prefix: str) -> bytes:
+    from elftools.elf.elffile import ELFFile
+
+    with open(obj_path, "rb") as f:
+        elf = ELFFile(f)
+        symtab = elf.get_section_by_name(".symtab")
+        found = []
+        for sym in symtab.iter_symbols():
+            if sym.name.startswith(symbol_prefix) and sym.name.endswith("_binary") and sym["st_size"] > 0:
+                sec = elf.get_section(sym["st_shndx"])
+                data = sec.data()[sym["st_value"] : sym["st_value"] + sym["st_size"]]
+                if data[:4] == b"\x7fELF":
+                    found.append(data)
+        if len(found) != 1:
+            raise RuntimeError(f"{obj_path}: expected one embedded HSACO, found {len(found)}")
+        return found[0]
+
+
+def _export_metadata(obj: Path, sym: str) -> dict:
+    """The JSON FlyDSL embeds as ``<sym>__metadata`` in the object."""
+    from elftools.elf.elffile import ELFFile
+
+    with open(obj, "rb") as f:
+        elf = ELFFile(f)
+        for s in elf.get_section_by_name(".symtab").iter_symbols():
+            if s.name == f"{sym}__metadata":
+                data = elf.get_section(s["st_shndx"]).data()[s["st_value"] : s["st_value"] + s["st_size"]]
+                return json.loads(data.rstrip(b"\0").decode())
+    return {}
+
+
+def isa_stats(isa: str) -> dict:
+    def grab(key, cast=int):
+        m = re.search(rf"^[\s-]*\.{re.escape(key)}:\s*(\S+)", isa, re.M)
+        return cast(m.group(1)) if m else None
+
+    mfma = sorted(set(re.findall(r"^\s*(v_mfma_\w+)", isa, re.M)))
+    return {
+        "vgpr_count": grab("vgpr_count"),
+        "agpr_count": grab("agpr_count"),
+        "sgpr_count": grab("sgpr_count"),
+        "vgpr_spill_count": grab("vgpr_spill_count"),
+        "sgpr_spill_count": grab("sgpr_spill_count"),
+        "group_segment_fixed_size": grab("group_segment_fixed_size"),
+        "private_segment_fixed_size": grab("private_segment_fixed_size"),
+        "kernarg_segment_size": grab("kernarg_segment_size"),
+        "mfma_instructions": mfma,
+        "mfma_count": len(re.findall(r"^\s*v_mfma_", isa, re.M)),
+    }
+
+
+def adapter_cpp(ident: str, sym: str, cfg: Config, name: str, fam: Family) -> str:
+    """C++ adapter: flygemm::LaunchArgs -> the FlyDSL export's ``void** args`` (kernel arguments
+    in ``fam.kernel_args`` order, then the stream)."""
+    out_sz, esz, vec = cfg.out_bytes, cfg.elem_bytes, cfg.vec
+    args = [f"&{a}" for a in fam.kernel_args] + ["&stream"]
+    return f"""
+// ---- {name} ({cfg.arch}) : generated by kernels/rocm/{fam.name}.py ----
+// FlyDSL export_to_c entry points (see {ident}.h; declared here so that no header is included
+// inside the generator's namespace) and the HIP runtime shim's error formatter.
+extern "C" int32_t {sym}(void** args);
+extern "C" int32_t {sym}__module_init(void);
+extern "C" int32_t {sym}__module_load(int32_t device);
+extern "C" int flygemm_rocm_format_error(int code, const char* what, char* err, int err_len);
+namespace {{
+int {ident}_load(int device, char* err, int err_len) {{
+  int rc = {sym}__module_init();
+  if (rc != 0) return flygemm_rocm_format_error(rc, "{name}: module init", err, err_len);
+  rc = {sym}__module_load(device);
+  if (rc != 0) return flygemm_rocm_format_error(rc, "{name}: module load (hipModuleLoadData)", err, err_len);
+  return 0;
+}}
+int {ident}_launch(const flygemm::LaunchArgs& p, char* err, int err_len) {{
+  auto fail = [&](const char* msg) {{
+    if (err && err_len > 0) {{
+      int i = 0;
+      const char* pre = "{name}: ";
+      for (; *pre && i < err_len - 1; ++pre) err[i++] = *pre;
+      for (; *msg && i < err_len - 1; ++msg) err[i++] = *msg;
+      err[i] = 0;
+    }}
+    return -1;
+  }};
+  if (p.split_k != 1) return fail("split_k must be 1 (no split-K mode)");
+  if (p.M < 0 || p.N < 0 || p.K < 0) return fail("negative size");
+  if (p.N % 16 != 0) return fail("N must be a multiple of 16 (preshuffled weight)");
+  if (p.K % {vec} != 0) return fail("K must be a multiple of {vec}");
+  if (p.bias != nullptr && p.bias_dtype != flygemm::DType::fp32) return fail("bias must be fp32");
+{fam.adapter_checks(cfg) if fam.adapter_checks else ""}
+  if (p.M == 0 || p.N == 0) return 0;
+  if (p.lda < p.K || p.ldo < p.N) return fail("row stride smaller than the row");
+  // 16-byte vector loads of A and W
+  if (p.lda % {vec} != 0 || ((uintptr_t)p.a % 16) != 0) return fail("A rows must be 16-byte aligned");
+  if (((uintptr_t)p.w % 16) != 0) return fail("W must be 16-byte aligned");
+  // 32-bit buffer offsets: every per-workgroup resource must stay below 2 GiB, and the
+  // kernel's scalar arguments are int32.
+  const long long lim = 0x7fffffffLL;
+  if (p.M > lim || p.N > lim || p.K > lim || p.lda > lim || p.ldo > lim) return fail("size exceeds int32");
+  if ((long long){cfg.tile_m} * p.lda * {esz} >= lim) return fail("lda too large for 32-bit buffer offsets");
+  if ((long long){cfg.tile_n} * p.K * {esz} >= lim) return fail("K too large for 32-bit buffer offsets");
+  if ((long long){cfg.tile_m} * p.ldo * {out_sz} >= lim) return fail("ldo too large for 32-bit buffer offsets");
+  void* out = p.out;
+  void* a = const_cast<void*>(p.a);
+  void* w = const_cast<void*>(p.w);
+  void* bias = const_cast<void*>(p.bias);
+{fam.adapter_locals}
+  int32_t M = (int32_t)p.M, N = (int32_t)p.N, K = (int32_t)p.K;
+  int32_t lda = (int32_t)p.lda, ldo = (int32_t)p.ldo;
+  void* stream = p.stream;
+  void* args[{len(args)}] = {{{", ".join(args)}}};
+  int rc = {sym}(args);
+  if (rc != 0) return flygemm_rocm_format_error(rc, "{name}: launch (hipModuleLaunchKernel)", err, err_len);
+  return 0;
+}}
+}}  // namespace
+"""
+
+
+def build(spec: dict, out_dir, fam: Family, make_launcher) -> dict:
+    """Compile one specialization for spec['arch'] and export it (docs/TEAM_INTERFACES.md).
+    ``make_launcher(cfg)`` returns (flydsl.compiler, the @flyc.jit launcher, placeholders)."""
+    t0 = time.time()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cfg = config_from_spec(spec, fam)
+    name = str(spec.get("name") or spec.get("kernel") or kernel_name(cfg))
+    ident = str(spec.get("ident") or re.sub(r"[^A-Za-z0-9_]", "_", f"{cfg.arch}_{name}"))
+    sym = f"flygemm_rocm_{ident}"
+    _setup_env(cfg.arch, fam.name)
+
+    dump_dir = Path(tempfile.mkdtemp(prefix="isa_", dir=out_dir))
+    os.environ["FLYDSL_DEBUG_DUMP_ASM"] = "1"
+    os.environ["FLYDSL_DUMP_DIR"] = str(dump_dir)
+    try:
+        flyc, launcher, placeholders = make_launcher(cfg)
+        hints = {"waves_per_eu": cfg.waves_per_eu} if cfg.waves_per_eu else None
+        comp = flyc.compile[hints] if hints else flyc.compile
+        import contextlib
+        import io
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            compiled = comp(launcher, *placeholders)
+        compiled.export_to_c(str(out_dir), ident, function_prefix=sym)
+        isa_files = sorted(dump_dir.rglob("*final_isa.s"))
+        if len(isa_files) != 1:
+            raise RuntimeError(f"{fam.name}.build: expected one ISA dump, found {isa_files}")
+        isa = isa_files[0].read_text()
+    finally:
+        os.environ.pop("FLYDSL_DEBUG_DUMP_ASM", None)
+        os.environ.pop("FLYDSL_DUMP_DIR", None)
+    shutil.rmtree(dump_dir, ignore_errors=True)
+
+    obj = out_dir / f"{ident}.o"
+    _strip_debug(obj)
+    hsaco = _extract_hsaco(obj, sym)
+    (out_dir / f"{ident}.hsaco").write_bytes(hsaco)
+    (out_dir / f"{ident}.s").write_text(isa)
+    stats = isa_stats(isa)
+    export_meta = _export_metadata(obj, sym)
+
+    if stats["private_segment_fixed_size"] not in (0, None):
+        raise RuntimeError(f"{fam.name}.build: {name} uses scratch ({stats['private_segment_fixed_size']} B)")
+    meta = {
+        "family": fam.name,
+        "op": fam.op,
+        "name": name,
+        "arch": cfg.arch,
+        "config": cfg.as_dict(),
+        "threads": THREADS,
+        "waves": [cfg.wm, cfg.wn],
+        "m_rep": cfg.m_rep,
+        "n_rep": cfg.n_rep,
+        "lds_bytes": cfg.lds_bytes,
+        "dynamic_lds_bytes": 0,
+        "grid": "(ceil(M/tile_m), ceil(N/tile_n), 1)",
+        "block": [THREADS, 1, 1],
+        "w_layout": fam.w_layout_doc,
+        "bias": "fp32 [N] or null",
+        "requires": {"N_multiple": 16, "K_multiple": cfg.vec, "split_k": 1},
+        "mfma": cfg.mfma,
+        "mfma_per_k_tile": cfg.mfma_per_tile,
+        "hsaco": f"{ident}.hsaco",
+        "isa": f"{ident}.s",
+        "header": f"{ident}.h",
+        "export_symbol": sym,
+        "kernel_args": list(fam.kernel_args),
+        "launcher_abi": export_meta.get("abi"),
+        "flydsl_version": export_meta.get("flydsl_version"),
+        "build_seconds": round(time.time() - t0, 2),
+        **dict(fam.meta),
+        **stats,
+    }
+    (out_dir / f"{ident}.meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True))
+    return {
+        "objects": [f"{ident}.o"],
+        "adapter_cpp": adapter_cpp(ident, sym, cfg, name, fam),
+        "link_libs": [],
+        "link_flags": ["-ldl", "-pthread"],
+        "meta": meta,
+        "requires_k_multiple": cfg.vec,
+        "requires_n_multiple": 16,
+        "max_split_k": 1,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Standalone use
+# --------------------------------------------------------------------------------------------
+def main(fam: Family, build_fn, default_specs, argv=None, description=""):
+    import argparse
+
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--arch", default=os.environ.get("ARCH", "gfx942"))
+    ap.add_argument("--in-dtype")
+    ap.add_argument("--out-dtype")
+    ap.add_argument("--tile", help="MxNxK, e.g. 128x128x64")
+    ap.add_argument("--params", default="", help="k=v;k=v (wm, wn, lds_pad, waves_per_eu)")
+    args = ap.parse_args(argv)
+    if args.tile:
+        tm, tn, tk = (int(x) for x in args.tile.split("x"))
+        specs = [dict(in_dtype=args.in_dtype, out_dtype=args.out_dtype, tile_m=tm, tile_n=tn, tile_k=tk)]
+    else:
+        specs = [s for s in default_specs if s.get("arch", args.arch) == args.arch]
+    params = {}
+    for kv in filter(None, args.params.split(";")):
+        k, v = kv.split("=")
+        params[k] = int(v) if v.lstrip("-").isdigit() else v
+    for spec in specs:
+        spec = dict(spec, arch=args.arch, params=params)
+        cfg = config_from_spec(spec, fam)
+        spec["ident"] = re.sub(r"[^A-Za-z0-9_]", "_", f"{cfg.arch}_{kernel_name(cfg)}")
+        d = Path(args.out) / spec["ident"]
+        if d.exists():
+            shutil.rmtree(d)
+        res = build_fn(spec, d)
+        m = res["meta"]
+        print(
+            f"{m['arch']} {m['name']}: {m['build_seconds']} s, {m['mfma_instructions']} x{m['mfma_count']}, "
+            f"LDS {m['group_segment_fixed_size']} B, VGPR {m['vgpr_count']} AGPR {m['agpr_count']} "
+            f"SGPR {m['sgpr_count']}, kernarg {m['kernarg_segment_size']} B, scratch "
+            f"{m['private_segment_fixed_size']} -> {d}"
+        )
