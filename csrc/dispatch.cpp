@@ -40,15 +40,17 @@ const KernelRecord* record_by_name(const KernelTable& t, const char* name) {
   return nullptr;
 }
 
-// Among rows for one (N, K) key: the smallest M bucket >= M, else the largest bucket.
-const DispatchRow* pick_bucket(const std::vector<const DispatchRow*>& rows, int64_t M) {
+// Among rows for one key: the smallest M bucket >= M. Above every bucket, an exact (N, K) key says
+// nothing (that M was never measured, so the default rows decide), while the default rows' largest
+// bucket covers any M.
+const DispatchRow* pick_bucket(const std::vector<const DispatchRow*>& rows, int64_t M, bool clamp_to_largest) {
   const DispatchRow* best = nullptr;
   const DispatchRow* largest = nullptr;
   for (const DispatchRow* r : rows) {
     if (!largest || r->m_max > largest->m_max) largest = r;
     if (r->m_max >= M && (!best || r->m_max < best->m_max)) best = r;
   }
-  return best ? best : largest;
+  return best ? best : (clamp_to_largest ? largest : nullptr);
 }
 
 std::string describe(const Query& q) {
@@ -116,7 +118,7 @@ Choice choose_kernel(const KernelTable& t, const Query& q) {
     if (r->N == 0 && r->K == 0) defaults.push_back(r);
   }
   for (auto [rows, source] : {std::make_pair(&exact, "table"), std::make_pair(&defaults, "default")}) {
-    const DispatchRow* row = pick_bucket(*rows, q.M);
+    const DispatchRow* row = pick_bucket(*rows, q.M, rows == &defaults);
     const KernelRecord* k = row ? record_by_name(t, row->kernel) : nullptr;
     if (k && satisfies(*k, q)) {
       return {k, std::max(1, std::min(row->split_k, std::max(1, k->max_split_k))), source};

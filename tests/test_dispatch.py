@@ -57,15 +57,16 @@ def test_exact_nk_smallest_bucket_at_least_m(M, expect):
 
 
 @pytest.mark.parametrize("M", [1025, 4096, 1 << 20])
-def test_m_above_every_bucket_picks_largest(M):
-    assert lookup(M) == ("k_large", 4, "table")
+def test_m_above_every_exact_bucket_uses_default_rows(M):
+    # The (N, K) rows were measured up to M = 1024 only: beyond that the default rows decide.
+    assert lookup(M) == ("k_large", 3, "default")
 
 
 def test_rows_of_other_dtypes_and_arches_are_ignored():
     assert lookup(8, out_dtype="fp16") == ("k_fp16", 2, "table")
     assert lookup(8, arch="gfx950", in_dtype="fp8_e4m3fn") == ("k_950", 2, "table")
-    # fp16 rows have only one bucket (64): above it, still the largest fp16 bucket, never a bf16 row.
-    assert lookup(500, out_dtype="fp16") == ("k_fp16", 2, "table")
+    # fp16 has one exact bucket (64) and no default rows: above it, any fp16 kernel, never a bf16 row.
+    assert lookup(500, out_dtype="fp16") == ("k_fp16", 1, "fallback")
 
 
 def test_row_order_does_not_matter():
@@ -189,8 +190,8 @@ def test_log_misses_appends_tuner_rows(tmp_path, monkeypatch):
     log = tmp_path / "misses.csv"
     monkeypatch.setenv("FLYGEMM_LOG_MISSES", str(log))
     m_hit, m_default, m_fallback = next(_unique_m), next(_unique_m), next(_unique_m)
-    # A table hit (M above every bucket still hits the table: the (N, K) key is present).
-    assert lookup(m_hit)[2] == "table"
+    # A table hit logs nothing (M inside the largest exact bucket).
+    assert lookup(m_hit % 1024 + 1)[2] == "table"
     assert not log.exists() or log.read_text() == ""
     # A default-row miss and a fallback miss.
     assert lookup(m_default, 1024, 2048) == ("k_large", 3, "default")

@@ -18,6 +18,9 @@ if [ -x /usr/bin/g++ ]; then
   export CC=/usr/bin/gcc CXX=/usr/bin/g++ LDSHARED="/usr/bin/g++ -pthread -shared"
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
+for arch in ${FLYGEMM_ARCHS//,/ }; do
+  [ -f "build/kernels/$arch/manifest.json" ] || { echo "no prebuilt kernels for $arch in build/kernels/$arch (carry them)"; exit 2; }
+done
 t0=$(date +%s)
 if ! $PY setup.py build_ext --inplace > "$OUT/build.log" 2>&1; then
   tail -n 60 "$OUT/build.log"; echo "BUILD FAILED"; exit 1

@@ -1,7 +1,15 @@
 #!/usr/bin/env python3
 """A small sweep of every op that has a GPU kernel, meant to run under compute-sanitizer:
     compute-sanitizer --tool memcheck python3 tools/sanitize_sweep.py
-Each result is checked against the CPU oracle so a silent wrong answer also fails."""
+Each result is checked against the CPU oracle so a silent wrong answer also fails.
+
+    python3 tools/sanitize_sweep.py --each-kernel [--match c2x1]
+runs the sweep once per built kernel of this device's arch (pinned with FLYGEMM_FORCE_KERNEL), so
+that racecheck / synccheck see kernels the dispatch table does not pick (e.g. the cluster variants:
+    compute-sanitizer --tool racecheck python3 tools/sanitize_sweep.py --each-kernel --match .c
+)."""
+import argparse
+import os
 import sys
 
 import torch
@@ -10,20 +18,43 @@ import flygemm
 from flygemm import bench
 
 SHAPES = [(1, 64, 64), (7, 136, 208), (130, 264, 528)]  # K % 16, N % 8: every family's alignment
+DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32",
+               torch.float8_e4m3fn: "fp8_e4m3fn", torch.int8: "int8"}
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--each-kernel", action="store_true", help="pin every built kernel in turn")
+    ap.add_argument("--match", default="", help="with --each-kernel: only kernels whose name contains this")
+    args = ap.parse_args(argv)
     gen = torch.Generator().manual_seed(7)
-    built = {k["op"] for k in flygemm.info()["kernels"] if k["arch"] == flygemm._arch_of("cuda")}
+    arch = flygemm._arch_of("cuda")
+    kernels = [k for k in flygemm.info()["kernels"] if k["arch"] == arch]
+    built = {k["op"] for k in kernels}
     failures = 0
     for op in sorted(built):
         for M, N, K in SHAPES:
-            args, _, _ = bench.make_problem(op, "per_token", M, N, K, torch.device("cuda"), gen)
-            out = getattr(flygemm, op)(*args)
-            torch.cuda.synchronize()
-            err = bench.rel_fro(out, getattr(flygemm, op)(*(t.cpu() for t in args)))
-            print(f"{op} {M}x{N}x{K}: rel err {err:.2e}")
-            failures += not err <= 1e-2
+            pargs, _, _ = bench.make_problem(op, "per_token", M, N, K, torch.device("cuda"), gen)
+            fn = getattr(flygemm, op)
+            ref = fn(*(t.cpu() for t in pargs))
+            pins = [None]
+            if args.each_kernel:
+                out0 = fn(*pargs)
+                pins = [k["name"] for k in kernels
+                        if k["op"] == op and args.match in k["name"]
+                        and k["in_dtype"] == DTYPE_NAMES.get(pargs[0].dtype)
+                        and k["out_dtype"] == DTYPE_NAMES.get(out0.dtype)]
+            for pin in pins:
+                if pin:
+                    os.environ["FLYGEMM_FORCE_KERNEL"] = pin
+                try:
+                    out = fn(*pargs)
+                    torch.cuda.synchronize()
+                finally:
+                    os.environ.pop("FLYGEMM_FORCE_KERNEL", None)
+                err = bench.rel_fro(out, ref)
+                print(f"{op} {M}x{N}x{K}{' ' + pin if pin else ''}: rel err {err:.2e}")
+                failures += not err <= 1e-2
     print("sanitize sweep:", "FAILED" if failures else "ok")
     return 1 if failures else 0
 

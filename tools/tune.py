@@ -43,7 +43,10 @@ def tune_shape(op: str, variant: str, M: int, N: int, K: int, device, gen, split
     out0 = fn(*args)
     arch = flygemm._arch_of(device)
     in_name, out_name = DTYPE_NAMES[args[0].dtype], DTYPE_NAMES[out0.dtype]
-    torch_us = bench.time_us(peer, device) if peer else float("nan")
+    try:
+        torch_us = bench.time_us(peer, device) if peer else float("nan")
+    except RuntimeError:  # the torch peer may not support this scaling (e.g. cuBLAS blockwise at M=1)
+        torch_us = float("nan")
     results = []
     for name in candidates(arch, op, in_name, out_name):
         for split_k in split_ks:

@@ -171,6 +171,14 @@ def bench_one(op: str, variant: str, M: int, N: int, K: int, device: torch.devic
     return row
 
 
+def copy_bandwidth_gbps(device: torch.device, nbytes: int = 2 << 30) -> float:
+    """Device-to-device copy bandwidth (bytes read + written), the ceiling for memory-bound rows."""
+    src = torch.empty(nbytes, dtype=torch.uint8, device=device)
+    dst = torch.empty_like(src)
+    us = time_us(lambda: dst.copy_(src), device)
+    return 2 * nbytes / (us * 1e-6) / 1e9
+
+
 def format_table(rows: list[Row]) -> str:
     head = f"{'op':<22}{'variant':<11}{'M':>6}{'N':>7}{'K':>7}{'flygemm us':>12}{'torch us':>10}" \
            f"{'torch/fly':>10}{'TFLOP/s':>9}{'GB/s':>8}{'rel err':>10}  note"
@@ -206,6 +214,9 @@ def main(argv: list[str] | None = None) -> int:
     info = flygemm.info()
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     print(f"flygemm {info['version']} on {name}; torch {torch.__version__}; backends {info['backends']}", flush=True)
+    copy_bw = copy_bandwidth_gbps(device) if device.type == "cuda" else float("nan")
+    if device.type == "cuda":
+        print(f"device-to-device copy: {copy_bw:.0f} GB/s (read + write)", flush=True)
     rows = []
     for op in args.ops.split(","):
         for variant in VARIANTS.get(op, ("-",)):
@@ -214,10 +225,17 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(bench_one(op, variant, M, N, K, device, gen, check))
                 print(format_table(rows[-1:]).splitlines()[-1], flush=True)
     print()
+    if device.type == "cuda":
+        for r in rows:
+            r.extra["copy_bw_fraction"] = r.gbps / copy_bw
+        print(f"copy bandwidth {copy_bw:.0f} GB/s; GB/s column / copy bandwidth = "
+              + ", ".join(f"{r.op}:{r.variant}:{r.M}x{r.N}x{r.K}={r.extra['copy_bw_fraction']:.0%}"
+                          for r in rows if r.M <= 64 and r.gbps == r.gbps))
     print(format_table(rows))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"device": name, "torch": torch.__version__, "rows": [asdict(r) for r in rows]}, f, indent=1)
+            json.dump({"device": name, "torch": torch.__version__, "copy_gbps": copy_bw,
+                       "rows": [asdict(r) for r in rows]}, f, indent=1)
     return 0
 
 

@@ -1,0 +1,1153 @@
+"""Memory-bound split-K decode GEMMs for sm_90a (H100/H200) in CuTe DSL, for small M (M <= 16).
+
+    out[m, n] = round_bf16( sum_k A[m, k] * W[n, k] (dequantized) + bias[n] )   (fp32 accumulate)
+
+One family file, five ops (specialization rows in kernels/configs/sm_90a.kernels.csv):
+
+  mode      op                     a / w                       scales
+  bf16      gemm_a16w16            bf16 [M, K] / [N, K]        -
+  fp8       gemm_a8w8              e4m3fn                      a: 1 or M fp32, w: 1 or N fp32
+  fp8blk    gemm_a8w8_blockscale   e4m3fn                      a: [M, ceil(K/128)], w: [ceil(N/128), ceil(K/128)]
+  mxfp8     gemm_mxfp8             e4m3fn                      e8m0 [rows, K/32]
+  mxfp4     gemm_mxfp4             e2m1 x2 packed [rows, K/2]  e8m0 [rows, K/32]
+
+Design (decode: the weights are the only large operand, so the kernel is a weight stream):
+
+  * "swap AB" mma.sync: the weight rows are the 16 rows of mma.m16n8k16 (register operand A),
+    the (at most 16) tokens are its 8 columns (operand B, one or two n8 tiles per tile_m 8/16).
+    Lane (g, t) of a warp loads rows g and g+8 of its 16-row weight group as 16-byte vectors
+    (ld.global.nc.L1::no_allocate.v4, LDG.E.128): vector u of a k-tile starts at byte
+    (4u + t) * 16, so the 4 lanes of a row read 64 contiguous bytes per instruction and a
+    warp reads 8 rows x 64 B. Because the sum over k may run in any order, the k-order inside
+    a vector is remapped freely; the activation fragment uses the same remap.
+  * bf16: the vector is the mma fragment as is (HMMA.16816.F32.BF16).
+    fp8: Hopper has no mma.sync for e4m3 (ptxas lowers it to F2FP + f16 HMMA), so the kernel
+    converts e4m3 -> f16 itself (cvt.rn.f16x2.e4m3x2, exact) and runs HMMA.16816.F32 (f16);
+    the activation is converted once per CTA when it is staged in shared memory.
+    Per-tensor / per-token / per-channel scales are applied to the fp32 result.
+    blockscale: the 128-wide k blocks are accumulated in a temporary and scaled by
+    w_scale[n/128, kb] * a_scale[m, kb] in fp32 before being added.
+    mxfp8: a 16-byte vector is half of a 32-element MX block, so the 4 lanes of a row hold two
+    blocks (lanes 0,1 and 2,3): two HMMAs per k-step with the activation of the other block
+    masked (those lanes read an all-zero row of shared memory) give one temporary per block, scaled in
+    fp32 by 2^(w_e8m0 - 127) * 2^(a_e8m0 - 127) (exact powers of two, any exponent).
+    mxfp4 (no FP4 hardware on Hopper): e2m1 nibbles are decoded in registers with a bit trick
+    (one AND, one IMAD and one AND per pair of values -> bf16 * 2^-126) and multiplied by the
+    E8M0 scale in bf16 (mul.rn.bf16x2; exact); the activation is decoded the same way while it
+    is staged. To keep the bf16 scale factors representable the weight is scaled by 2^-48 and
+    the activation by 2^48 (products exact): exact for E8M0 weight scale bytes <= 176 (2^49)
+    and activation scale bytes <= 206; larger scales overflow to inf (like the data would).
+  * CTA = warps_n x warps_k warps; warp (wn, wk) owns `groups` 16-row weight groups and every
+    warps_k-th k-tile of the CTA's split-K slice. The slice is processed in rounds of warps_k
+    k-tiles: the activation of a round (tile_m x warps_k*tile_k, converted to bf16/f16) sits in
+    double-buffered shared memory; during round r every thread already has the weights of round
+    r+1 in flight (register double buffer) and the raw activation of round r+1 (registers), so
+    one barrier per round never drains the memory pipe. At the end the warps_k partial sums are
+    added in fixed order through shared memory.
+  * split-K (LaunchArgs.split_k = S > 1, grid.y = S): slice s owns k-tiles
+    [s*KT/S, (s+1)*KT/S) (need not divide, may be empty), writes fp32 partials (scaled, no bias)
+    to workspace[s, m, n] (rows m < M of each M_pad-row slice), and a second kernel of this
+    family (same host launcher, same stream) sums s = 0..S-1 in order, adds the bias and rounds
+    once to bf16. S == 1 writes out directly. No atomics: bitwise reproducible.
+  * grid = (ceil(N / tile_n), split_k, ceil(M / tile_m)): any M works (slowly for large M);
+    ragged N is handled (rows clamped on load, masked on store). Weight loads are never
+    predicated: vectors past the slice end / K re-read the slice's last vector (cache hits) and
+    meet zero activation columns (the activation loads are predicated and zero-filled).
+  * registers: 256 threads, min 2 CTAs/SM (nvvm.minctasm) -> <= 128 registers; 2 x (weights of
+    one round) per thread = 2 x 128 B (bf16/fp8, tile_k 128/256) or 2 x 64 B (MX), i.e. 64 KiB
+    (32 KiB for MX) of weights in flight per SM plus the next round's activation.
+
+Requirements (checked by the C++ adapter): K % 8 (bf16) / 16 (fp8) / 32 (MX) == 0, lda >= K and
+rows 16-byte aligned, a/w 16-byte aligned, ldo >= N, bias fp32 or null, split_k <= 16.
+
+Build-time entry point: `build(spec, out_dir)` (docs/TEAM_INTERFACES.md).
+Standalone: `python kernels/cuda/gemm_splitk_decode.py --op gemm_a16w16 --out /tmp/x --sass`.
+"""
+
+import argparse
+import ctypes
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import time
+
+FAMILY = "gemm_splitk_decode"
+MAX_SPLIT_K = 16
+
+# op -> (mode, in_dtype code, elements per 16-byte vector, requires_k_multiple)
+_OPS = {
+    "gemm_a16w16": ("bf16", "bf16", 8, 8),
+    "gemm_a8w8": ("fp8", "fp8_e4m3fn", 16, 16),
+    "gemm_a8w8_blockscale": ("fp8blk", "fp8_e4m3fn", 16, 16),
+    "gemm_mxfp8": ("mxfp8", "fp8_e4m3fn", 16, 32),
+    "gemm_mxfp4": ("mxfp4", "fp4_e2m1_x2", 32, 32),
+}
+# bytes of shared memory per activation element after staging (bf16 or f16)
+_SMEM_EB = 2
+# shared-memory row padding (bytes, row stride mod 128) that makes the fragment reads
+# conflict-free (see _Config.__init__)
+_ROW_PAD = {"bf16": 64, "fp8": 16, "fp8blk": 16, "mxfp8": 16, "mxfp4": 32}
+SMEM_LIMIT = 227 * 1024
+
+
+class Config:
+    """Static description of one specialization (pure Python)."""
+
+    def __init__(self, op, in_dtype=None, out_dtype="bf16", tile_m=16, tile_n=32, tile_k=0,
+                 warps_k=4, groups=1, l2_prefetch=128, min_blocks=2):
+        if op not in _OPS:
+            raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
+        self.op = op
+        self.mode, want_in, self.ve, self.k_multiple = _OPS[op]
+        if in_dtype and in_dtype != want_in:
+            raise ValueError(f"{FAMILY}: {op} needs in_dtype {want_in}, got {in_dtype}")
+        self.in_dtype = want_in
+        if out_dtype != "bf16":
+            raise ValueError(f"{FAMILY}: only bf16 output is implemented, got {out_dtype}")
+        self.out_dtype = out_dtype
+        self.tile_m = int(tile_m)
+        if self.tile_m not in (8, 16):
+            raise ValueError(f"{FAMILY}: tile_m must be 8 or 16, got {tile_m}")
+        self.groups = int(groups)
+        if self.groups not in (1, 2, 4):
+            raise ValueError(f"{FAMILY}: groups must be 1, 2 or 4")
+        self.tile_n = int(tile_n)
+        if self.tile_n % (16 * self.groups) != 0:
+            raise ValueError(f"{FAMILY}: tile_n must be a multiple of 16*groups")
+        self.warps_n = self.tile_n // (16 * self.groups)
+        self.warps_k = int(warps_k)
+        if self.warps_n < 1 or self.warps_k < 1 or self.warps_n * self.warps_k > 16:
+            raise ValueError(f"{FAMILY}: warps_n * warps_k must be in [1, 16]")
+        self.threads = 32 * self.warps_n * self.warps_k
+        # tile_k = elements of one k-tile (one warp, one round) = 4 lanes x V vectors x ve
+        per_vec = 4 * self.ve
+        tk = int(tile_k) or (per_vec * (2 if self.mode == "mxfp4" else 4))
+        if tk % per_vec != 0:
+            raise ValueError(f"{FAMILY}: tile_k must be a multiple of {per_vec} for {op}")
+        self.tile_k = tk
+        self.V = tk // per_vec  # 16-byte vectors per row per k-tile per lane
+        if self.mode == "fp8blk" and self.V % 2 != 0:
+            raise ValueError(f"{FAMILY}: blockscale needs tile_k a multiple of 128")
+        if self.V > 8:
+            raise ValueError(f"{FAMILY}: tile_k too large (at most 8 vectors per lane)")
+        self.l2_prefetch = int(l2_prefetch)
+        self.min_blocks = int(min_blocks)  # CTAs per SM the register budget is sized for
+        if self.min_blocks < 1 or self.min_blocks * self.threads > 2048:
+            raise ValueError(f"{FAMILY}: min_blocks * threads must be <= 2048")
+        if self.l2_prefetch not in (0, 64, 128, 256):
+            raise ValueError(f"{FAMILY}: l2_prefetch must be 0, 64, 128 or 256")
+
+        self.round_k = self.warps_k * tk  # activation columns per round
+        self.a_row_stride = self.round_k * _SMEM_EB + _ROW_PAD[self.mode]
+        # mxfp8: one extra all-zero row; lanes of the "other" block read their fragments there
+        self.a_rows = self.tile_m + (1 if self.mode == "mxfp8" else 0)
+        self.a_buf_bytes = self.a_rows * self.a_row_stride
+        raw_row = self.round_k * 16 // self.ve  # raw activation bytes per row per round
+        self.a_chunks = self.tile_m * raw_row // 16  # 16-byte raw chunks per round
+        self.a_chunks_per_thread = -(-self.a_chunks // self.threads)
+        if self.mode == "fp8blk":
+            self.sa_cols = self.round_k // 128
+        elif self.mode == "mxfp8":
+            self.sa_cols = self.round_k // 32
+        else:
+            self.sa_cols = 0
+        self.sa_entries = self.sa_cols * self.tile_m
+        self.sa_per_thread = -(-self.sa_entries // self.threads) if self.sa_entries else 0
+        self.sa_buf_bytes = self.sa_entries * 4
+        self.red_stride = self.tile_n + 4  # fp32 words per reduction row (bank spread)
+        self.red_bytes = self.warps_k * self.tile_m * self.red_stride * 4
+        self.zero_bytes = 0
+        self.smem_bytes = (2 * self.a_buf_bytes + 2 * self.sa_buf_bytes + self.red_bytes
+                           + self.zero_bytes + 4 * 128)
+        if self.smem_bytes > SMEM_LIMIT:
+            raise ValueError(f"{FAMILY}: {self.smem_bytes} bytes of shared memory exceed {SMEM_LIMIT}")
+        self.out_per_thread = -(-self.tile_m * self.tile_n // self.threads)
+
+    @staticmethod
+    def from_spec(spec: dict) -> "Config":
+        p = dict(spec.get("params") or {})
+        return Config(
+            op=spec["op"], in_dtype=spec.get("in_dtype") or None,
+            out_dtype=spec.get("out_dtype") or "bf16",
+            tile_m=spec.get("tile_m", 16), tile_n=spec.get("tile_n", 32),
+            tile_k=spec.get("tile_k", 0),
+            warps_k=p.get("warps_k", 4), groups=p.get("groups", 1),
+            l2_prefetch=p.get("l2_prefetch", 128), min_blocks=p.get("min_blocks", 2),
+        )
+
+    def meta(self) -> dict:
+        w_bytes_round = 16 * self.groups * 2 * self.V  # per lane, one round in flight
+        return {
+            "op": self.op, "mode": self.mode, "in_dtype": self.in_dtype, "out_dtype": self.out_dtype,
+            "tile_m": self.tile_m, "tile_n": self.tile_n, "tile_k": self.tile_k,
+            "warps_n": self.warps_n, "warps_k": self.warps_k, "groups": self.groups,
+            "threads_per_cta": self.threads, "vectors_per_row": self.V,
+            "w_bytes_in_flight_per_thread": w_bytes_round,
+            "w_bytes_in_flight_per_cta": w_bytes_round * self.threads,
+            "smem_bytes": self.smem_bytes, "l2_prefetch": self.l2_prefetch,
+            "min_blocks_per_sm": self.min_blocks,
+            "mma": "mma.sync m16n8k16 " + ("bf16" if self.mode in ("bf16", "mxfp4") else "f16 (e4m3 converted)"),
+            "max_split_k": MAX_SPLIT_K,
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# DSL
+# ---------------------------------------------------------------------------------------------
+_DSL_READY = False
+
+
+def _import_dsl():
+    global _DSL_READY
+    import cutlass  # noqa: F401
+    if not _DSL_READY:
+        import cutlass.base_dsl.env_manager as env_manager
+        lib = env_manager.get_prefix_dsl_libs("CUTE_DSL")
+        if lib:
+            for one in str(lib).split(os.pathsep):
+                if one:
+                    ctypes.CDLL(one, mode=ctypes.RTLD_GLOBAL)
+        _DSL_READY = True
+
+
+def _make_kernel_class(cfg: Config):
+    import cuda.bindings.driver as cuda
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass import Float32, Int32, Int64
+    from cutlass._mlir.dialects import llvm
+    from cutlass.cutlass_dsl import T
+
+    # ------------------------------------------------------------------ inline PTX helpers
+    def _asm(rtypes, args, text, cons, side=False):
+        vals = [x.ir_value() for x in args]
+        kw = dict(has_side_effects=side, is_align_stack=False, asm_dialect=llvm.AsmDialect.AD_ATT)
+        if not rtypes:
+            llvm.inline_asm(None, vals, text, cons, **kw)
+            return None
+        if len(rtypes) == 1:
+            return llvm.inline_asm(rtypes[0], vals, text, cons, **kw)
+        st = llvm.StructType.get_literal(rtypes)
+        r = llvm.inline_asm(st, vals, text, cons, **kw)
+        return [llvm.extractvalue(ty, r, [i]) for i, ty in enumerate(rtypes)]
+
+    def bop(op, a, b):
+        return Int32(_asm([T.i32()], [Int32(a), Int32(b)], f"{op} $0, $1, $2;", "=r,r,r"))
+
+    def band(a, b):
+        return bop("and.b32", a, b)
+
+    def bshr(a, b):
+        return bop("shr.u32", a, b)
+
+    def bshl(a, b):
+        return bop("shl.b32", a, b)
+
+    def umul(a, b):
+        return bop("mul.lo.u32", a, b)
+
+    def umin(a, b):
+        return bop("min.u32", a, b)
+
+    def umax(a, b):
+        return bop("max.u32", a, b)
+
+    def hmul_bf16x2(a, b):
+        return bop("mul.rn.bf16x2", a, b)
+
+    def bits_f32(x):
+        return Float32(_asm([T.f32()], [Int32(x)], "mov.b32 $0, $1;", "=f,r"))
+
+    l2 = {0: "", 64: ".L2::64B", 128: ".L2::128B", 256: ".L2::256B"}[cfg.l2_prefetch]
+
+    def ldg_w(addr):
+        """16 weight bytes, streamed (no L1 allocation)."""
+        r = _asm([T.i32()] * 4, [Int64(addr)],
+                 f"ld.global.nc.L1::no_allocate{l2}.v4.b32 {{$0,$1,$2,$3}}, [$4];",
+                 "=r,=r,=r,=r,l")
+        return [Int32(x) for x in r]
+
+    def ldg_a(addr, pred):
+        """16 activation bytes (small, re-read by every CTA column: keep the default caching)."""
+        r = _asm([T.i32()] * 4, [Int64(addr), Int32(pred)],
+                 "{ .reg .pred p; setp.ne.b32 p, $5, 0; mov.b32 $0, 0; mov.b32 $1, 0; "
+                 "mov.b32 $2, 0; mov.b32 $3, 0;\n"
+                 "@p ld.global.nc.v4.b32 {$0,$1,$2,$3}, [$4]; }",
+                 "=r,=r,=r,=r,l,r")
+        return [Int32(x) for x in r]
+
+    def ldg_u8_p(addr, pred):
+        return Int32(_asm([T.i32()], [Int64(addr), Int32(pred)],
+                          "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b32 $0, 0;\n"
+                          "@p ld.global.nc.u8 $0, [$1]; }", "=r,l,r"))
+
+    def ldg_u8(addr):
+        return Int32(_asm([T.i32()], [Int64(addr)], "ld.global.nc.u8 $0, [$1];", "=r,l"))
+
+    def ldg_f32(addr, pred):
+        return Float32(_asm([T.f32()], [Int64(addr), Int32(pred)],
+                            "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b32 $0, 0f00000000;\n"
+                            "@p ld.global.nc.f32 $0, [$1]; }", "=f,l,r"))
+
+    def lds_v4(addr):
+        r = _asm([T.i32()] * 4, [Int32(addr)], "ld.shared.v4.b32 {$0,$1,$2,$3}, [$4];",
+                 "=r,=r,=r,=r,r", side=True)
+        return [Int32(x) for x in r]
+
+    def lds_v2f(addr):
+        r = _asm([T.f32()] * 2, [Int32(addr)], "ld.shared.v2.f32 {$0,$1}, [$2];", "=f,=f,r",
+                 side=True)
+        return [Float32(x) for x in r]
+
+    def lds_f32(addr):
+        return Float32(_asm([T.f32()], [Int32(addr)], "ld.shared.f32 $0, [$1];", "=f,r", side=True))
+
+    def sts_v4(addr, v):
+        _asm([], [Int32(addr)] + [Int32(x) for x in v], "st.shared.v4.b32 [$0], {$1,$2,$3,$4};",
+             "r,r,r,r,r", side=True)
+
+    def sts_f32(addr, v):
+        _asm([], [Int32(addr), Float32(v)], "st.shared.f32 [$0], $1;", "r,f", side=True)
+
+    def stg_f32(addr, v):
+        _asm([], [Int64(addr), Float32(v)], "st.global.f32 [$0], $1;", "l,f", side=True)
+
+    def stg_bf16(addr, v):
+        _asm([], [Int64(addr), Float32(v)],
+             "{ .reg .b16 h; cvt.rn.bf16.f32 h, $1; st.global.b16 [$0], h; }", "l,f", side=True)
+
+    def ld_f32(addr):
+        return Float32(_asm([T.f32()], [Int64(addr)], "ld.global.nc.f32 $0, [$1];", "=f,l"))
+
+    def ld_f32_plain(addr):
+        return Float32(_asm([T.f32()], [Int64(addr)], "ld.global.f32 $0, [$1];", "=f,l",
+                            side=True))
+
+    def mma(kind, a, b, c):
+        ty = "bf16" if kind == "bf16" else "f16"
+        r = _asm([T.f32()] * 4, [Int32(x) for x in a] + [Int32(x) for x in b] + [Float32(x) for x in c],
+                 f"mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 "
+                 "{$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};",
+                 "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f")
+        return [Float32(x) for x in r]
+
+    def e4m3x4_to_f16(x):
+        """4 e4m3 bytes -> two f16x2 words (bytes 0,1 and 2,3), exact."""
+        r = _asm([T.i32()] * 2, [Int32(x)],
+                 "{ .reg .b16 lo, hi; mov.b32 {lo, hi}, $2; cvt.rn.f16x2.e4m3x2 $0, lo; "
+                 "cvt.rn.f16x2.e4m3x2 $1, hi; }", "=r,=r,r")
+        return [Int32(v) for v in r]
+
+    def e8m0_f32(b):
+        """E8M0 byte -> 2^(b-127) as fp32 (b = 0 -> 2^-127; 255 -> inf)."""
+        return bits_f32(umax(bshl(b, 23), 0x00400000))
+
+    def e8m0_f32_packed(x, k):
+        """Byte k of x as E8M0 -> fp32."""
+        if k == 3:
+            b = bshr(x, 24)
+        else:
+            b = bshr(band(x, 0xFF << (8 * k)), 8 * k)
+        return e8m0_f32(b)
+
+    def e2m1x8_to_bf16(x):
+        """8 e2m1 nibbles -> 4 bf16x2 words holding value * 2^-126, pairs (0,4) (1,5) (2,6) (3,7)."""
+        x8 = bshr(x, 8)
+        msk = 0x81C081C0
+        return [band(umul(band(x, 0x000F000F), 0x1040), msk),
+                band(umul(band(x, 0x00F000F0), 0x104), msk),
+                band(umul(band(x8, 0x000F000F), 0x1040), msk),
+                band(umul(band(x8, 0x00F000F0), 0x104), msk)]
+
+    def bf16x2_pow2(field):
+        """bf16x2 word with both halves 2^(field-127) (field clamped to 255 = inf)."""
+        return umul(bshl(umin(field, 255), 7), 0x00010001)
+
+    def b2i(c):
+        return Int32(c)
+
+    # ------------------------------------------------------------------ static configuration
+    mode = cfg.mode
+    TM, TN, G, WN, WK, V = cfg.tile_m, cfg.tile_n, cfg.groups, cfg.warps_n, cfg.warps_k, cfg.V
+    THREADS = cfg.threads
+    VE = cfg.ve                   # elements per 16-byte vector
+    A_STORE_BYTES = {"bf16": 2, "mxfp4": 1}.get(mode, 1)  # bytes per storage element of a
+    TK = cfg.tile_k
+    RK = cfg.round_k
+    MT = TM // 8                  # n8 token tiles
+    STRIDE = cfg.a_row_stride
+    ABUF = cfg.a_buf_bytes
+    SABUF = cfg.sa_buf_bytes
+    CH = cfg.a_chunks_per_thread
+    NCH = cfg.a_chunks
+    CPR = NCH // TM               # raw chunks per activation row per round
+    SAE = cfg.sa_entries
+    SAPT = cfg.sa_per_thread
+    SAC = cfg.sa_cols
+    RED_STRIDE = cfg.red_stride
+    OPT = cfg.out_per_thread
+    kind = "bf16" if mode in ("bf16", "mxfp4") else "f16"
+    LDS_PER_VEC = VE * _SMEM_EB // 16   # 16-byte smem reads per vector of activation
+    STEPS = VE // 4                     # k16 mma steps per vector pair (rows g, g+8)
+    NW = G * 2 * V * 4                  # weight registers per round
+    if mode == "mxfp8":
+        NWS = G * V                     # e8m0 bytes (row g/g+8 x block A/B) packed per vector
+    elif mode == "mxfp4":
+        NWS = G * 2 * V
+    elif mode == "fp8blk":
+        NWS = G * (V // 2)
+    else:
+        NWS = 1
+
+    # ptxas register budget: (65536 / threads / min_blocks); min_blocks > 1 needs an explicit
+    # carveout (otherwise the DSL queries the device at compile time)
+    MIN_BLOCKS = {}
+    if cfg.min_blocks > 1:
+        MIN_BLOCKS = dict(min_blocks_per_mp=cfg.min_blocks, preferred_smem_carveout=100)
+
+    class SplitKDecodeGemm:
+        # -------------------------------------------------------------- loads of one round
+        @cute.jit
+        def load_w(self, wnext, snext, w, rows, nb, kt, kend, K, nkb, w_scale, t):
+            """Weights (+ weight scales) of k-tile kt for this lane into wnext / snext.
+
+            Not predicated: a vector at or beyond the end of the slice (kend, a multiple of the
+            vector) is re-read from the slice's last vector of the row (cache hit); the
+            activation of those columns is zero in shared memory, so it adds nothing."""
+            for gi in cutlass.range_constexpr(G):
+                for h in cutlass.range_constexpr(2):
+                    row = rows[gi * 2 + h]
+                    for u in cutlass.range_constexpr(V):
+                        kel = cutlass.max(cutlass.min(kt * TK + (u * 4 + t) * VE, kend - VE), 0)
+                        addr = w + Int64(row) * (Int64(K) * 16 // VE) + Int64(kel) * 16 // VE
+                        v = ldg_w(addr)
+                        base = ((gi * 2 + h) * V + u) * 4
+                        for j in cutlass.range_constexpr(4):
+                            wnext[base + j] = v[j]
+                        if cutlass.const_expr(mode == "mxfp8"):
+                            # blocks of lanes 0,1 (q = 0) and 2,3 (q = 1) of this vector; the four
+                            # bytes (h, q) of (group, vector) are packed into one register
+                            blk = (kt * TK + u * 64) // 32
+                            for q in cutlass.range_constexpr(2):
+                                bq = cutlass.max(cutlass.min(blk + q, kend // 32 - 1), 0)
+                                byte = ldg_u8(w_scale + Int64(row) * (K // 32) + Int64(bq))
+                                sh = 8 * (2 * h + q)
+                                if cutlass.const_expr(h == 0 and q == 0):
+                                    snext[gi * V + u] = byte
+                                else:
+                                    snext[gi * V + u] = snext[gi * V + u] | bshl(byte, sh)
+                        if cutlass.const_expr(mode == "mxfp4"):
+                            snext[(gi * 2 + h) * V + u] = ldg_u8(
+                                w_scale + Int64(row) * (K // 32) + Int64(kel // 32))
+            if cutlass.const_expr(mode == "fp8blk"):
+                for gi in cutlass.range_constexpr(G):
+                    for j in cutlass.range_constexpr(V // 2):
+                        kb = cutlass.max(cutlass.min((kt * TK) // 128 + j, nkb - 1), 0)
+                        snext[gi * (V // 2) + j] = ld_f32(w_scale + (Int64(nb[gi]) * nkb + kb) * 4)
+
+        @cute.jit
+        def load_a(self, anext, asnext, a, a_scale, lda_b, m_rows, k_r, kend, K, nkb, tid):
+            """Raw activation chunks (+ activation scales) of the round starting at column k_r."""
+            for i in cutlass.range_constexpr(CH):
+                c = tid + i * THREADS
+                m = c // CPR
+                j = c - m * CPR
+                el = k_r + j * VE
+                pred = b2i(m < m_rows) & b2i(el < kend) & b2i(c < NCH)
+                # 32-bit offset inside the tile (the adapter bounds lda and K)
+                v = ldg_a(a + Int64(m * lda_b + el * 16 // VE), pred)
+                for q in cutlass.range_constexpr(4):
+                    anext[i * 4 + q] = v[q]
+                if cutlass.const_expr(mode == "mxfp4"):
+                    asnext[i] = ldg_u8_p(a_scale + Int64(m) * (K // 32) + Int64(el // 32), pred)
+            if cutlass.const_expr(mode == "fp8blk" or mode == "mxfp8"):
+                for i in cutlass.range_constexpr(SAPT):
+                    e = tid + i * THREADS
+                    col = e // TM
+                    m = e - col * TM
+                    if cutlass.const_expr(mode == "fp8blk"):
+                        kb = k_r // 128 + col
+                        p = b2i(m < m_rows) & b2i(kb < nkb) & b2i(e < SAE)
+                        asnext[i] = ldg_f32(a_scale + (Int64(m) * nkb + kb) * 4, p)
+                    else:
+                        blk = k_r // 32 + col
+                        p = b2i(m < m_rows) & b2i(blk < K // 32) & b2i(e < SAE)
+                        asnext[i] = e8m0_f32(ldg_u8_p(a_scale + Int64(m) * (K // 32) + Int64(blk), p))
+
+        @cute.jit
+        def store_a(self, anext, asnext, abuf, sabuf, m_rows, tid):
+            """Convert the raw activation of a round and store it into shared memory (rows at or
+            beyond M are stored as zeros without converting them)."""
+            for i in cutlass.range_constexpr(CH):
+                c = tid + i * THREADS
+                m = c // CPR
+                j = c - m * CPR
+                dst = abuf + m * STRIDE + j * (VE * _SMEM_EB)
+                if c < NCH:
+                    if cutlass.const_expr(mode == "bf16"):
+                        sts_v4(dst, [anext[i * 4 + q] for q in range(4)])
+                    elif m < m_rows:
+                        if cutlass.const_expr(mode == "mxfp4"):
+                            # A * 2^48: (q * 2^-126) * 2^126 * 2^(b - 127 + 48); both factors finite
+                            mult = bf16x2_pow2(asnext[i] + 48)
+                            for q in cutlass.range_constexpr(4):
+                                d = e2m1x8_to_bf16(anext[i * 4 + q])
+                                d = [hmul_bf16x2(hmul_bf16x2(x, 0x7E807E80), mult) for x in d]
+                                sts_v4(dst + 16 * q, d)
+                        else:
+                            h = []
+                            for q in cutlass.range_constexpr(4):
+                                h += e4m3x4_to_f16(anext[i * 4 + q])
+                            sts_v4(dst, h[0:4])
+                            sts_v4(dst + 16, h[4:8])
+                    else:
+                        for q in cutlass.range_constexpr(VE * _SMEM_EB // 16):
+                            sts_v4(dst + 16 * q, [Int32(0)] * 4)
+            if cutlass.const_expr(mode == "fp8blk" or mode == "mxfp8"):
+                for i in cutlass.range_constexpr(SAPT):
+                    e = tid + i * THREADS
+                    if e < SAE:
+                        sts_f32(sabuf + e * 4, asnext[i])
+
+        @cute.jit
+        def round_(self, cx, r, wcur, scur, wnext, snext, abuf, sabuf, abuf_n, sabuf_n):
+            """Round r: weights wcur (in registers) x activation abuf (smem); meanwhile the weights
+            of round r+1 go to wnext and its activation to abuf_n (one barrier at the end)."""
+            acc, tmpb, anext, asnext = cx.acc, cx.tmpb, cx.anext, cx.asnext
+            t, wk, tid = cx.t, cx.wk, cx.tid
+            # next round: weights and raw activation in flight while this round computes
+            self.load_w(wnext, snext, cx.w, cx.rows, cx.nb, cx.kt_begin + (r + 1) * WK + wk, cx.kend,
+                            cx.K, cx.nkb, cx.w_scale, t)
+            self.load_a(anext, asnext, cx.a_tile, cx.a_scale, cx.lda_b, cx.m_rows,
+                            (cx.kt_begin + (r + 1) * WK) * TK, cx.kend, cx.K, cx.nkb, tid)
+
+            for u in cutlass.range_constexpr(V):
+                # weight fragments (A operand) of rows g and g+8 of every group, converted
+                wfs = []
+                for gi in cutlass.range_constexpr(G):
+                    wf = []
+                    for h in cutlass.range_constexpr(2):
+                        base = ((gi * 2 + h) * V + u) * 4
+                        raw = [wcur[base + j] for j in range(4)]
+                        if cutlass.const_expr(mode == "bf16"):
+                            wf.append(raw)
+                        elif cutlass.const_expr(mode == "mxfp4"):
+                            mult = bf16x2_pow2(scur[(gi * 2 + h) * V + u] + 78)
+                            d = []
+                            for q in cutlass.range_constexpr(4):
+                                d += [hmul_bf16x2(x, mult) for x in e2m1x8_to_bf16(raw[q])]
+                            wf.append(d)
+                        else:
+                            d = []
+                            for q in cutlass.range_constexpr(4):
+                                d += e4m3x4_to_f16(raw[q])
+                            wf.append(d)
+                    wfs.append(wf)
+                for mt in cutlass.range_constexpr(MT):
+                    # activation fragments (B operand) of vector u, token tile mt
+                    addr = abuf + cx.a_lane + mt * 8 * STRIDE + u * 4 * VE * _SMEM_EB
+                    act = []
+                    if cutlass.const_expr(mode != "mxfp8"):
+                        for q in cutlass.range_constexpr(LDS_PER_VEC):
+                            act += lds_v4(addr + 16 * q)
+                    for gi in cutlass.range_constexpr(G):
+                        wf = wfs[gi]
+                        ab = (gi * MT + mt) * 4
+                        if cutlass.const_expr(mode == "mxfp8"):
+                            # q = 0: block of lanes t < 2, q = 1: block of lanes t >= 2; the lanes
+                            # of the other block read their activation fragment from the zero row
+                            blk_l = (wk * TK + u * 64) // 32
+                            for q in cutlass.range_constexpr(2):
+                                lane_off = cx.lane_a[mt] if q == 0 else cx.lane_b[mt]
+                                fq = []
+                                for j in cutlass.range_constexpr(LDS_PER_VEC):
+                                    fq += lds_v4(abuf + lane_off + u * 4 * VE * _SMEM_EB + 16 * j)
+                                tq = [Float32(0.0)] * 4
+                                for s in cutlass.range_constexpr(STEPS):
+                                    av = [wf[0][2 * s], wf[1][2 * s], wf[0][2 * s + 1], wf[1][2 * s + 1]]
+                                    tq = mma(kind, av, [fq[2 * s], fq[2 * s + 1]], tq)
+                                # 2^(w-127) * 2^(a-127); rows g / g+8, tokens 2t / 2t+1
+                                sa2 = lds_v2f(sabuf + ((blk_l + q) * TM + mt * 8 + 2 * t) * 4)
+                                for h in cutlass.range_constexpr(2):
+                                    sw = e8m0_f32_packed(scur[gi * V + u], 2 * h + q)
+                                    for c in cutlass.range_constexpr(2):
+                                        acc[ab + 2 * h + c] = acc[ab + 2 * h + c] + tq[2 * h + c] * (sw * sa2[c])
+                        elif cutlass.const_expr(mode == "fp8blk"):
+                            # one 128-wide scale block = vectors u (even) and u + 1
+                            tb_ = (gi * MT + mt) * 4
+                            if cutlass.const_expr(u % 2 == 0):
+                                tq = [Float32(0.0)] * 4
+                            else:
+                                tq = [tmpb[tb_ + c] for c in range(4)]
+                            for s in cutlass.range_constexpr(STEPS):
+                                av = [wf[0][2 * s], wf[1][2 * s], wf[0][2 * s + 1], wf[1][2 * s + 1]]
+                                tq = mma(kind, av, [act[2 * s], act[2 * s + 1]], tq)
+                            if cutlass.const_expr(u % 2 == 0):
+                                for c in cutlass.range_constexpr(4):
+                                    tmpb[tb_ + c] = tq[c]
+                            else:
+                                kbl = (wk * TK) // 128 + u // 2
+                                sa2 = lds_v2f(sabuf + (kbl * TM + mt * 8 + 2 * t) * 4)
+                                sw = scur[gi * (V // 2) + u // 2]
+                                for c in cutlass.range_constexpr(4):
+                                    acc[ab + c] = acc[ab + c] + tq[c] * (sw * sa2[c % 2])
+                        else:
+                            cc = [acc[ab + c] for c in range(4)]
+                            for s in cutlass.range_constexpr(STEPS):
+                                av = [wf[0][2 * s], wf[1][2 * s], wf[0][2 * s + 1], wf[1][2 * s + 1]]
+                                cc = mma(kind, av, [act[2 * s], act[2 * s + 1]], cc)
+                            for c in cutlass.range_constexpr(4):
+                                acc[ab + c] = cc[c]
+
+            # raw activation of the next round -> the other buffer; one barrier per round
+            self.store_a(anext, asnext, abuf_n, sabuf_n, cx.m_rows, tid)
+            cute.arch.sync_threads()
+
+        # -------------------------------------------------------------- main kernel
+        @cute.kernel
+        def main_kernel(self, a: Int64, w: Int64, a_scale: Int64, w_scale: Int64, bias: Int64,
+                        out: Int64, ws: Int64, M: Int32, N: Int32, K: Int32, lda: Int64, ldo: Int64,
+                        M_pad: Int32, split_k: Int32, has_bias: Int32, a_per_row: Int32,
+                        w_per_row: Int32):
+            tid, _, _ = cute.arch.thread_idx()
+            bn, bs, bm = cute.arch.block_idx()
+            lane = tid % 32
+            warp = tid // 32
+            g = lane // 4
+            t = lane % 4
+            wn = warp % WN
+            wk = warp // WN
+            n_cta = bn * TN
+            m0 = bm * TM
+            m_rows = cutlass.min(M - m0, TM)
+            KT = (K + TK - 1) // TK
+            kt_begin = (bs * KT) // split_k
+            kt_end = ((bs + 1) * KT) // split_k
+            nkt = kt_end - kt_begin
+            kend = cutlass.min(K, kt_end * TK)   # end of this slice's columns
+            R = (nkt + WK - 1) // WK
+            nkb = (K + 127) // 128
+            # lda counts storage elements (fp4: packed bytes); row stride in bytes < 2^31 (adapter)
+            lda_b = Int32(lda * A_STORE_BYTES)
+            a_tile = a + Int64(m0) * (lda * A_STORE_BYTES)
+            # Per-row activation scales that load_a streams with the tile start at this CTA's first
+            # row too (blockscale: nkb fp32 per row; MX: K/32 bytes per row). The a8w8 epilogue
+            # indexes its per-token scales by absolute row and keeps the base pointer.
+            a_scale_tile = a_scale
+            if cutlass.const_expr(mode == "fp8blk"):
+                a_scale_tile = a_scale + Int64(m0) * Int64(nkb) * 4
+            if cutlass.const_expr(mode == "mxfp8" or mode == "mxfp4"):
+                a_scale_tile = a_scale + Int64(m0) * Int64(K // 32)
+
+            # ---- shared memory
+            smem = cutlass.memory.SmemAllocator()
+            sbuf = smem.allocate_array(cutlass.Int8, cfg.smem_bytes, byte_alignment=128)
+            s0 = sbuf.toint()
+            sA = s0
+            sSA = sA + 2 * ABUF
+            sRED = sSA + 2 * SABUF
+            if cutlass.const_expr(mode == "mxfp8"):
+                # the zero row (row TM) of both activation buffers
+                for i in cutlass.range_constexpr(-(-(2 * STRIDE // 16) // THREADS)):
+                    e = tid + i * THREADS
+                    if e < 2 * STRIDE // 16:
+                        zb = e // (STRIDE // 16)
+                        zo = e - zb * (STRIDE // 16)
+                        sts_v4(sA + zb * ABUF + TM * STRIDE + zo * 16, [Int32(0)] * 4)
+
+            # ---- per-lane weight row addresses (rows clamped to N-1: loaded, never stored)
+            rows = []
+            nb = []
+            for gi in cutlass.range_constexpr(G):
+                r0 = n_cta + (wn * G + gi) * 16
+                nb.append(cutlass.min(r0, N - 1) // 128)
+                for h in cutlass.range_constexpr(2):
+                    row = cutlass.min(r0 + h * 8 + g, N - 1)
+                    rows.append(row)
+
+            wA = cute.make_rmem_tensor((NW,), Int32)
+            wB = cute.make_rmem_tensor((NW,), Int32)
+            if cutlass.const_expr(mode == "fp8blk"):
+                sAw = cute.make_rmem_tensor((NWS,), Float32)
+                sBw = cute.make_rmem_tensor((NWS,), Float32)
+            else:
+                sAw = cute.make_rmem_tensor((NWS,), Int32)
+                sBw = cute.make_rmem_tensor((NWS,), Int32)
+            anext = cute.make_rmem_tensor((CH * 4,), Int32)
+            if cutlass.const_expr(mode == "mxfp4"):
+                asnext = cute.make_rmem_tensor((CH,), Int32)
+            elif cutlass.const_expr(mode == "fp8blk" or mode == "mxfp8"):
+                asnext = cute.make_rmem_tensor((SAPT,), Float32)
+            else:
+                asnext = cute.make_rmem_tensor((1,), Int32)
+            acc = cute.make_rmem_tensor((G * MT * 4,), Float32)
+            acc.fill(0.0)
+            tmpb = cute.make_rmem_tensor((G * MT * 4,), Float32)
+
+            # ---- prologue: activation of round 0 in smem, weights of round 0 in flight
+            self.load_a(anext, asnext, a_tile, a_scale_tile, lda_b, m_rows, kt_begin * TK, kend, K, nkb, tid)
+            self.load_w(wA, sAw, w, rows, nb, kt_begin + wk, kend, K, nkb, w_scale, t)
+            self.store_a(anext, asnext, sA, sSA, m_rows, tid)
+            cute.arch.sync_threads()
+
+            # per-lane constant parts of the fragment addresses
+            a_lane = g * STRIDE + (wk * TK + t * VE) * _SMEM_EB
+            lane_a = []
+            lane_b = []
+            if cutlass.const_expr(mode == "mxfp8"):
+                selA = b2i(t < 2)
+                for mt in cutlass.range_constexpr(MT):
+                    col = (wk * TK + t * VE) * _SMEM_EB
+                    lane_a.append((TM + (g + 8 * mt - TM) * selA) * STRIDE + col)
+                    lane_b.append((g + 8 * mt + (TM - g - 8 * mt) * selA) * STRIDE + col)
+
+            # rounds in pairs: buffers alternate statically (no register copies)
+            class _Ctx:
+                pass
+            cx = _Ctx()
+            cx.acc, cx.tmpb, cx.anext, cx.asnext = acc, tmpb, anext, asnext
+            cx.t, cx.wk, cx.tid, cx.w, cx.rows, cx.nb = t, wk, tid, w, rows, nb
+            cx.kt_begin, cx.kend, cx.K, cx.nkb, cx.w_scale = kt_begin, kend, K, nkb, w_scale
+            cx.a_tile, cx.a_scale, cx.lda_b, cx.m_rows = a_tile, a_scale_tile, lda_b, m_rows
+            cx.a_lane, cx.lane_a, cx.lane_b = a_lane, lane_a, lane_b
+            for rp in cutlass.range((R + 1) // 2, unroll=1):
+                self.round_(cx, 2 * rp, wA, sAw, wB, sBw, sA, sSA, sA + ABUF, sSA + SABUF)
+                if 2 * rp + 1 < R:
+                    self.round_(cx, 2 * rp + 1, wB, sBw, wA, sAw, sA + ABUF, sSA + SABUF, sA, sSA)
+
+            # ---- reduce the warps_k partial sums in fixed order, scale, bias, store
+            for gi in cutlass.range_constexpr(G):
+                for mt in cutlass.range_constexpr(MT):
+                    for c in cutlass.range_constexpr(4):
+                        m = mt * 8 + 2 * t + c % 2
+                        nl = (wn * G + gi) * 16 + g + 8 * (c // 2)
+                        sts_f32(sRED + ((wk * TM + m) * RED_STRIDE + nl) * 4, acc[(gi * MT + mt) * 4 + c])
+            cute.arch.sync_threads()
+            for i in cutlass.range_constexpr(OPT):
+                idx = tid + i * THREADS
+                m = idx // TN
+                nl = idx - m * TN
+                n = n_cta + nl
+                if (idx < TM * TN) & (m < m_rows) & (n < N):
+                    v = lds_f32(sRED + (m * RED_STRIDE + nl) * 4)
+                    for q in cutlass.range_constexpr(1, WK):
+                        v = v + lds_f32(sRED + ((q * TM + m) * RED_STRIDE + nl) * 4)
+                    if cutlass.const_expr(mode == "fp8"):
+                        v = v * ld_f32(a_scale + Int64((m0 + m) * a_per_row) * 4)
+                        v = v * ld_f32(w_scale + Int64(n * w_per_row) * 4)
+                    if split_k == 1:
+                        if has_bias != 0:
+                            v = v + ld_f32(bias + Int64(n) * 4)
+                        stg_bf16(out + (Int64(m0 + m) * ldo + n) * 2, v)
+                    else:
+                        stg_f32(ws + ((Int64(bs) * M_pad + m0 + m) * N + n) * 4, v)
+
+        # -------------------------------------------------------------- split-K reduce
+        @cute.kernel
+        def reduce_kernel(self, ws: Int64, bias: Int64, out: Int64, M: Int32, N: Int32, ldo: Int64,
+                          M_pad: Int32, split_k: Int32, has_bias: Int32):
+            tid, _, _ = cute.arch.thread_idx()
+            bx, _, _ = cute.arch.block_idx()
+            idx = bx * 256 + tid
+            if idx < M * N:
+                m = idx // N
+                n = idx - m * N
+                slice_elems = Int64(M_pad) * N
+                p = ws + (Int64(m) * N + n) * 4
+                v = ld_f32_plain(p)
+                for s in cutlass.range(1, split_k, unroll=1):
+                    v = v + ld_f32_plain(p + Int64(s) * slice_elems * 4)
+                if has_bias != 0:
+                    v = v + ld_f32(bias + Int64(n) * 4)
+                stg_bf16(out + (Int64(m) * ldo + n) * 2, v)
+
+        # -------------------------------------------------------------- host launcher
+        @cute.jit
+        def __call__(self, a: Int64, w: Int64, a_scale: Int64, w_scale: Int64, bias: Int64,
+                     out: Int64, ws: Int64, M: Int32, N: Int32, K: Int32, lda: Int64, ldo: Int64,
+                     M_pad: Int32, split_k: Int32, has_bias: Int32, a_per_row: Int32,
+                     w_per_row: Int32, stream: cuda.CUstream):
+            grid_n = (N + TN - 1) // TN
+            grid_m = (M + TM - 1) // TM
+            self.main_kernel(a, w, a_scale, w_scale, bias, out, ws, M, N, K, lda, ldo, M_pad,
+                             split_k, has_bias, a_per_row, w_per_row).launch(
+                grid=(grid_n, split_k, grid_m), block=[THREADS, 1, 1], stream=stream,
+                **MIN_BLOCKS)
+            if split_k > 1:
+                total = M * N
+                self.reduce_kernel(ws, bias, out, M, N, ldo, M_pad, split_k, has_bias).launch(
+                    grid=((total + 255) // 256, 1, 1), block=[256, 1, 1], stream=stream)
+
+    return SplitKDecodeGemm
+
+
+# ---------------------------------------------------------------------------------------------
+# Compile + export
+# ---------------------------------------------------------------------------------------------
+def compile_and_export(cfg: Config, out_dir: pathlib.Path, ident: str, arch: str = "sm_90a",
+                       keep_dir=None):
+    _import_dsl()
+    import cuda.bindings.driver as cuda
+    import cutlass.cute as cute
+    from cutlass import Int32, Int64
+
+    Kernel = _make_kernel_class(cfg)
+    gemm = Kernel()
+    i32, i64 = Int32(1), Int64(0)
+    opts = f"--gpu-arch {arch}"
+    if keep_dir:
+        opts += f" --keep-ptx --keep-cubin --dump-dir {keep_dir}"
+    compiled = cute.compile(gemm, i64, i64, i64, i64, i64, i64, i64, i32, i32, i32, i64, i64,
+                            i32, i32, i32, i32, i32, cuda.CUstream(0), options=opts)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    compiled.export_to_c(str(out_dir), ident, ident)
+    return out_dir / f"{ident}.h", out_dir / f"{ident}.o"
+
+
+def _runtime_static_lib() -> pathlib.Path:
+    """libcuda_dialect_runtime_static.a of the installed DSL wheel (cu13 flavor first)."""
+    import nvidia_cutlass_dsl
+    root = pathlib.Path(nvidia_cutlass_dsl.__path__[0])
+    for flavor in ("cu13", "cu12"):
+        p = root / flavor / "lib" / "libcuda_dialect_runtime_static.a"
+        if p.is_file():
+            return p
+    found = sorted(root.rglob("libcuda_dialect_runtime_static.a"))
+    if not found:
+        raise FileNotFoundError("libcuda_dialect_runtime_static.a not found in the DSL wheel")
+    return found[0]
+
+
+_EXPECTED_WRAPPER_ARGS = [
+    "int64_t a", "int64_t w", "int64_t a_scale", "int64_t w_scale", "int64_t bias", "int64_t out",
+    "int64_t ws", "int32_t M", "int32_t N", "int32_t K", "int64_t lda", "int64_t ldo",
+    "int32_t M_pad", "int32_t split_k", "int32_t has_bias", "int32_t a_per_row",
+    "int32_t w_per_row", "cudaStream_t stream",
+]
+
+
+def _parse_header(header: pathlib.Path, ident: str) -> str:
+    """Returns the `_mlir_<ident>__mlir_ciface_...` symbol; validates the exported ABI."""
+    import re
+    text = header.read_text()
+    m = re.search(r"static inline int32_t cute_dsl_%s_wrapper\(%s_Kernel_Module_t \*module, ([^)]*)\)"
+                  % (re.escape(ident), re.escape(ident)), text)
+    if not m:
+        raise RuntimeError(f"{FAMILY}: cannot find the launcher wrapper in {header}")
+    got = [a.strip() for a in m.group(1).split(",")]
+    if got != _EXPECTED_WRAPPER_ARGS:
+        raise RuntimeError(f"{FAMILY}: exported launcher signature changed: {got}")
+    calls = re.findall(r"\b(_mlir_%s__mlir_ciface_\w+)\(args, (\d+)\);" % re.escape(ident), text)
+    if len(calls) != 1 or calls[0][1] != str(len(_EXPECTED_WRAPPER_ARGS) + 1):
+        raise RuntimeError(f"{FAMILY}: unexpected launcher call in {header}: {calls}")
+    for sym in (f"_mlir_{ident}_cuda_init", f"_mlir_{ident}_cuda_load_to_device"):
+        if f"void {sym}(void **);" not in text:
+            raise RuntimeError(f"{FAMILY}: {sym} not declared as expected in {header}")
+    return calls[0][0]
+
+
+# ---------------------------------------------------------------------------------------------
+# C++ adapter (no #include: it is pasted into a namespace of the generated registry)
+# ---------------------------------------------------------------------------------------------
+_ADAPTER_TEMPLATE = r"""
+// ---- @NAME@ (sm_90a): generated by kernels/cuda/gemm_splitk_decode.py ----
+// Split-K decode GEMM (@OP@): pass 1 (grid ceil(N/@TILE_N@) x split_k x ceil(M/@TILE_M@),
+// @THREADS@ threads) and, for split_k > 1, the fp32 workspace reduce, both enqueued by the
+// exported host launcher on args.stream. Entry points of @HEADER@ are declared here instead of
+// including it (cudaLibrary_t is a pointer, cudaError_t a 32-bit enum, cudaStream_t a pointer).
+extern "C" void _mlir_@IDENT@_cuda_init(void** args);
+extern "C" void _mlir_@IDENT@_cuda_load_to_device(void** args);
+extern "C" void @CIFACE@(void** args, int32_t num_args);
+extern "C" const char* cuda_dialect_get_error_name(int error);
+
+namespace {
+namespace @IDENT@_detail {
+constexpr int kMaxDevices = 64;
+constexpr long long kTileM = @TILE_M@, kKMultiple = @KMULT@, kMaxSplitK = @MAXSPLIT@;
+constexpr long long kElemNum = @ENUM@, kElemDen = @EDEN@;  // bytes per element = num / den
+constexpr long long kStoreBytes = @SBYTES@;  // bytes per storage element of a (fp4: 1 per pair)
+constexpr int kMode = @MODE@;  // 0 bf16, 1 fp8 (tensor/row scales), 2 blockscale, 3 mxfp8, 4 mxfp4
+void* g_lib = nullptr;
+int g_lib_ready = 0;
+int g_lock = 0;
+int g_loaded[kMaxDevices] = {};
+
+inline void put(char* err, int err_len, int& i, const char* s) {
+  for (; s && *s && i < err_len - 1; ++s) err[i++] = *s;
+}
+inline int fail(char* err, int err_len, const char* msg, int code = -1, const char* what = nullptr) {
+  if (err && err_len > 0) {
+    int i = 0;
+    put(err, err_len, i, "@NAME@: ");
+    if (what) { put(err, err_len, i, what); put(err, err_len, i, " failed: "); }
+    put(err, err_len, i, msg);
+    err[i] = 0;
+  }
+  return code;
+}
+inline int fail_cuda(char* err, int err_len, const char* what, int e) {
+  const char* name = cuda_dialect_get_error_name(e);
+  return fail(err, err_len, name ? name : "unknown CUDA error", e, what);
+}
+inline bool aligned(const void* p, unsigned long a) { return ((unsigned long)p % a) == 0; }
+struct SpinLock {
+  SpinLock() { while (__atomic_exchange_n(&g_lock, 1, __ATOMIC_ACQUIRE)) {} }
+  ~SpinLock() { __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE); }
+};
+}  // namespace @IDENT@_detail
+}  // namespace
+
+static int @IDENT@_load(int device, char* err, int err_len) {
+  using namespace @IDENT@_detail;
+  if (device < 0 || device >= kMaxDevices) return fail(err, err_len, "device index out of range");
+  if (__atomic_load_n(&g_loaded[device], __ATOMIC_ACQUIRE)) return 0;
+  SpinLock lock;
+  if (__atomic_load_n(&g_loaded[device], __ATOMIC_ACQUIRE)) return 0;
+  void** lib_ptr = &g_lib;
+  int ret = 0;
+  if (!g_lib_ready) {
+    struct { void*** lib; int* ret; } init_args = {&lib_ptr, &ret};
+    _mlir_@IDENT@_cuda_init((void**)&init_args);
+    if (ret != 0) return fail_cuda(err, err_len, "loading the kernel library (cudaLibraryLoadData)", ret);
+    g_lib_ready = 1;
+  }
+  int dev = device;
+  struct { void*** lib; int* dev; int* ret; } load_args = {&lib_ptr, &dev, &ret};
+  _mlir_@IDENT@_cuda_load_to_device((void**)&load_args);
+  if (ret != 0) return fail_cuda(err, err_len, "loading the kernels on the device", ret);
+  __atomic_store_n(&g_loaded[device], 1, __ATOMIC_RELEASE);
+  return 0;
+}
+
+static int @IDENT@_launch(const flygemm::LaunchArgs& args, char* err, int err_len) {
+  using namespace @IDENT@_detail;
+  const long long M = args.M, N = args.N, K = args.K, lim = 0x7fffffffLL;
+  if (M < 0 || N < 0 || K < 0) return fail(err, err_len, "negative size");
+  if (M == 0 || N == 0) return 0;
+  if (K == 0) return fail(err, err_len, "K must be >= 1 (the op layer handles K == 0)");
+  if (M > lim || N > lim || K > (1LL << 30)) return fail(err, err_len, "M, N must fit in int32 and K <= 2^30");
+  if ((M + kTileM - 1) / kTileM > 65535) return fail(err, err_len, "M too large (grid.z)");
+  if (K % kKMultiple != 0) return fail(err, err_len, "K must be a multiple of @KMULT@");
+  const long long k_storage = K * kElemNum / kElemDen;  // bytes of one row of a / w
+  const long long lda_bytes = args.lda * kStoreBytes;   // lda counts storage elements (fp4: bytes)
+  if (lda_bytes < k_storage || lda_bytes % 16 != 0 || lda_bytes * kTileM > lim || k_storage > lim / 2)
+    return fail(err, err_len, "lda must be >= K (storage elements) with 16-byte aligned rows of a");
+  if (args.ldo < N) return fail(err, err_len, "ldo must be >= N");
+  if (!args.a || !args.w || !args.out) return fail(err, err_len, "null a, w or out pointer");
+  if (!aligned(args.a, 16) || !aligned(args.w, 16)) return fail(err, err_len, "a and w must be 16-byte aligned");
+  if (!aligned(args.out, 2)) return fail(err, err_len, "out must be 2-byte aligned");
+  const int split_k = args.split_k;
+  if (split_k < 1 || split_k > kMaxSplitK) return fail(err, err_len, "split_k must be in [1, @MAXSPLIT@]");
+  if (split_k > 1) {
+    if (!args.workspace) return fail(err, err_len, "split_k > 1 needs the fp32 workspace");
+    if (args.M_pad < M || args.M_pad > lim) return fail(err, err_len, "workspace M_pad must be >= M");
+    if (M * N > lim) return fail(err, err_len, "M * N must fit in int32 for the split-K reduce");
+    if (!aligned(args.workspace, 4)) return fail(err, err_len, "workspace must be 4-byte aligned");
+  }
+  if (args.bias) {
+    if (args.bias_dtype != flygemm::DType::fp32) return fail(err, err_len, "bias must be fp32 (the op layer converts it)");
+    if (!aligned(args.bias, 4)) return fail(err, err_len, "bias must be 4-byte aligned");
+  }
+  int a_per_row = 0, w_per_row = 0;
+  if (kMode != 0) {
+    if (!args.a_scale || !args.w_scale) return fail(err, err_len, "a_scale and w_scale are required");
+    using SK = flygemm::ScaleKind;
+    if (kMode == 1) {
+      if (args.a_scale_kind != SK::per_tensor && args.a_scale_kind != SK::per_row)
+        return fail(err, err_len, "a_scale must be per-tensor or per-token fp32");
+      if (args.w_scale_kind != SK::per_tensor && args.w_scale_kind != SK::per_row)
+        return fail(err, err_len, "w_scale must be per-tensor or per-channel fp32");
+      a_per_row = args.a_scale_kind == SK::per_row ? 1 : 0;
+      w_per_row = args.w_scale_kind == SK::per_row ? 1 : 0;
+    } else if (kMode == 2) {
+      if (args.a_scale_kind != SK::block || args.w_scale_kind != SK::block)
+        return fail(err, err_len, "blockscale needs fp32 block scales");
+    } else if (args.a_scale_kind != SK::mx_e8m0 || args.w_scale_kind != SK::mx_e8m0) {
+      return fail(err, err_len, "MX ops need e8m0 scales [rows, K/32]");
+    }
+    if (kMode <= 2 && (!aligned(args.a_scale, 4) || !aligned(args.w_scale, 4)))
+      return fail(err, err_len, "fp32 scales must be 4-byte aligned");
+  }
+  const int device = args.device;
+  if (device < 0 || device >= kMaxDevices) return fail(err, err_len, "device index out of range");
+  if (!__atomic_load_n(&g_loaded[device], __ATOMIC_ACQUIRE)) {
+    int rc = @IDENT@_load(device, err, err_len);
+    if (rc != 0) return rc;
+  }
+  // Same packing as cute_dsl_@IDENT@_wrapper in @HEADER@; the launcher returns the status of
+  // the (last) cudaLaunchKernelEx.
+  int64_t a = (int64_t)args.a, w = (int64_t)args.w, a_scale = (int64_t)args.a_scale;
+  int64_t w_scale = (int64_t)args.w_scale, bias = (int64_t)args.bias, out = (int64_t)args.out;
+  int64_t ws = (int64_t)args.workspace;
+  int32_t m = (int32_t)M, n = (int32_t)N, k = (int32_t)K;
+  int64_t lda = (int64_t)args.lda, ldo = (int64_t)args.ldo;
+  int32_t m_pad = split_k > 1 ? (int32_t)args.M_pad : (int32_t)M;
+  int32_t sk = split_k, has_bias = args.bias ? 1 : 0;
+  void* stream = args.stream;
+  int32_t ret = 0;
+  void* packed[19] = {&a, &w, &a_scale, &w_scale, &bias, &out, &ws, &m, &n, &k, &lda, &ldo,
+                      &m_pad, &sk, &has_bias, &a_per_row, &w_per_row, &stream, &ret};
+  @CIFACE@(packed, 19);
+  if (ret != 0) return fail_cuda(err, err_len, "kernel launch (cudaLaunchKernelEx)", ret);
+  return 0;
+}
+"""
+
+_MODE_CODE = {"bf16": 0, "fp8": 1, "fp8blk": 2, "mxfp8": 3, "mxfp4": 4}
+_ELEM_BYTES = {"bf16": (2, 1), "fp8": (1, 1), "fp8blk": (1, 1), "mxfp8": (1, 1), "mxfp4": (1, 2)}
+
+
+def adapter_cpp(ident: str, name: str, header_rel: str, ciface: str, cfg: Config) -> str:
+    text = _ADAPTER_TEMPLATE
+    enum, eden = _ELEM_BYTES[cfg.mode]
+    for k, v in {
+        "@IDENT@": ident, "@NAME@": name, "@HEADER@": header_rel, "@CIFACE@": ciface,
+        "@OP@": cfg.op, "@TILE_M@": str(cfg.tile_m), "@TILE_N@": str(cfg.tile_n),
+        "@THREADS@": str(cfg.threads), "@KMULT@": str(cfg.k_multiple),
+        "@MAXSPLIT@": str(MAX_SPLIT_K), "@ENUM@": str(enum), "@EDEN@": str(eden),
+        "@MODE@": str(_MODE_CODE[cfg.mode]), "@SBYTES@": "2" if cfg.mode == "bf16" else "1",
+    }.items():
+        text = text.replace(k, v)
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# build() per docs/TEAM_INTERFACES.md
+# ---------------------------------------------------------------------------------------------
+def build(spec: dict, out_dir: pathlib.Path) -> dict:
+    out_dir = pathlib.Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    arch = str(spec.get("arch") or "sm_90a")
+    if arch not in ("sm_90a", "sm_90"):
+        raise ValueError(f"{FAMILY}: CUDA family targets sm_90a, got arch={arch!r}")
+    arch = "sm_90a"
+    cfg = Config.from_spec(spec)
+    name = str(spec.get("name") or spec.get("kernel") or default_name(cfg))
+    ident = str(spec.get("ident") or "k_" + "".join(c if c.isalnum() else "_" for c in name))
+    t0 = time.time()
+    header, obj = compile_and_export(cfg, out_dir, ident, arch)
+    compile_s = time.time() - t0
+    rt = _runtime_static_lib()
+    rt_local = out_dir / rt.name
+    shutil.copyfile(rt, rt_local)
+    import cutlass
+    meta = cfg.meta()
+    meta.update({
+        "arch": arch, "family": FAMILY, "ident": ident,
+        "dsl": f"nvidia-cutlass-dsl {getattr(cutlass, '__version__', '?')}",
+        "source_sha256_16": hashlib.sha256(pathlib.Path(__file__).read_bytes()).hexdigest()[:16],
+        "compile_seconds": round(compile_s, 2), "c_entry": f"cute_dsl_{ident}_wrapper",
+        "requires": f"K%{cfg.k_multiple}==0, a rows 16B aligned, a/w 16B aligned, ldo>=N, bias fp32",
+    })
+    ciface = _parse_header(header, ident)
+    adapter = adapter_cpp(ident, name, header.name, ciface, cfg)
+    result = {
+        "objects": [obj.name],
+        "adapter_cpp": adapter,
+        "link_libs": [rt_local.name],
+        "link_flags": ["-lcudart_static", "-ldl", "-lrt", "-lpthread",
+                       "-Wl,--exclude-libs,libcudart_static.a:libcuda_dialect_runtime_static.a"],
+        "meta": meta,
+        "requires_k_multiple": cfg.k_multiple,
+        "requires_n_multiple": 1,
+        "max_split_k": MAX_SPLIT_K,
+    }
+    (out_dir / "adapter.cpp").write_text(adapter)
+    (out_dir / "build.json").write_text(json.dumps(
+        {k: v for k, v in result.items() if k != "adapter_cpp"} | {"ident": ident, "name": name},
+        indent=1))
+    return result
+
+
+def default_name(cfg: Config) -> str:
+    return f"{FAMILY}.{cfg.op}.{cfg.in_dtype}.{cfg.out_dtype}.m{cfg.tile_m}n{cfg.tile_n}k{cfg.tile_k}.sm90a"
+
+
+def extract_cubins(obj_path) -> list:
+    """The cubins embedded in an exported object (ELF images with e_machine == EM_CUDA)."""
+    import struct
+    data = pathlib.Path(obj_path).read_bytes()
+    out, pos = [], 0
+    while True:
+        off = data.find(b"\x7fELF", pos)
+        if off < 0:
+            return out
+        pos = off + 4
+        if off + 64 > len(data) or struct.unpack_from("<H", data, off + 0x12)[0] != 190:
+            continue
+        phoff, shoff = struct.unpack_from("<QQ", data, off + 0x20)
+        phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", data, off + 0x36)
+        end = max(shoff + shentsize * shnum, phoff + phentsize * phnum)
+        for i in range(shnum):
+            o = off + shoff + i * shentsize
+            sh_type = struct.unpack_from("<I", data, o + 4)[0]
+            sh_off, sh_size = struct.unpack_from("<QQ", data, o + 0x18)
+            if sh_type != 8:
+                end = max(end, sh_off + sh_size)
+        out.append(data[off:off + end])
+        pos = off + end
+
+
+def sass_summary(obj_path, cuobjdump=None) -> dict:
+    """cuobjdump --dump-sass of the embedded cubin(s): instruction counts per kernel, resources."""
+    import re
+    import subprocess
+    import tempfile
+    tool = cuobjdump or os.environ.get("CUOBJDUMP") or shutil.which("cuobjdump") or \
+        "/tmp/cudatools/nvidia/cu13/bin/cuobjdump"
+    if not os.path.exists(tool):
+        raise FileNotFoundError("cuobjdump not found (pip package nvidia-cuda-cuobjdump has one)")
+    res = {"cubins": 0, "kernels": {}, "resource_usage": ""}
+    pat = re.compile(r"\b(HMMA\.[\w.]+|LDG[\w.]*|STG[\w.]*|LDS[\w.]*|STS[\w.]*|LDL[\w.]*|STL[\w.]*|"
+                     r"F2FP[\w.]*|HMUL2[\w.]*|BAR[\w.]*|IMAD|LOP3\.LUT|PRMT|SHF[\w.]*)")
+    for cubin in extract_cubins(obj_path):
+        res["cubins"] += 1
+        with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+            f.write(cubin)
+            f.flush()
+            sass = subprocess.run([tool, "--dump-sass", f.name], capture_output=True, text=True,
+                                  check=True).stdout
+            res["resource_usage"] += subprocess.run([tool, "--dump-resource-usage", f.name],
+                                                    capture_output=True, text=True).stdout
+        for part in sass.split("Function : ")[1:]:
+            kname = part.split("\n", 1)[0].strip()
+            counts = {}
+            for ins in pat.findall(part):
+                counts[ins] = counts.get(ins, 0) + 1
+            res["kernels"][kname] = counts
+    return res
+
+
+def _main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--op", default="gemm_a16w16", choices=sorted(_OPS))
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--tile", default="16x32x0", help="tile_m x tile_n x tile_k (0: default)")
+    ap.add_argument("--params", default="", help="k=v;k=v (warps_k, groups, l2_prefetch)")
+    ap.add_argument("--sass", action="store_true")
+    ap.add_argument("--keep", default=None, help="directory for the PTX / cubin")
+    a = ap.parse_args(argv)
+    params = {}
+    for kv in filter(None, a.params.split(";")):
+        k, v = kv.split("=", 1)
+        params[k.strip()] = int(v) if v.strip().lstrip("-").isdigit() else v.strip()
+    tm, tn, tk = (int(x) for x in a.tile.lower().split("x"))
+    spec = {"arch": "sm_90a", "op": a.op, "family": FAMILY, "tile_m": tm, "tile_n": tn,
+            "tile_k": tk, "params": params, "out_dtype": "bf16"}
+    cfg = Config.from_spec(spec)
+    spec["name"] = default_name(cfg)
+    t0 = time.time()
+    out = pathlib.Path(a.out)
+    if a.keep:  # PTX + cubin of the same specialization, for reading
+        compile_and_export(cfg, pathlib.Path(a.keep) / "export", "keep_" + cfg.mode, keep_dir=a.keep)
+    res = build(spec, out)
+    print(json.dumps({k: v for k, v in res.items() if k != "adapter_cpp"}, indent=1))
+    print(f"built {spec['name']} in {time.time() - t0:.1f} s -> {out}")
+    if a.sass:
+        print(json.dumps(sass_summary(out / res["objects"][0]), indent=1))
+
+
+if __name__ == "__main__":
+    _main()

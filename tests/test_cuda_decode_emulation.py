@@ -1,0 +1,485 @@
+"""The CUDA split-K decode family's data flow (kernels/cuda/gemm_splitk_decode.py), checked on the CPU.
+
+A NumPy emulation that follows the kernel's index formulas lane by lane: the unpredicated weight
+vectors (clamped to the slice end), the activation staging into the double-buffered shared memory
+(with the kernel's row strides, the bf16 / f16 conversions, the bit-exact e2m1 decode and the MX
+scale factors), the PTX mma.m16n8k16 fragment layouts (weights as the 16 rows, tokens as the 8
+columns, the remapped k order), the mxfp8 zero-row masking of the other block, the blockscale
+temporaries, the warps_k reduction, and the split-K slices / workspace reduce (uneven and empty
+slices). Compared with a float64 reference of the dequantized operands. It checks the design;
+the DSL transcription is checked by tests/test_gpu_cuda_decode.py on an H200."""
+import importlib.util
+import math
+import pathlib
+
+import numpy as np
+import pytest
+import torch
+
+from flygemm import quant
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location(
+    "flygemm_cuda_gemm_splitk_decode", ROOT / "kernels" / "cuda" / "gemm_splitk_decode.py")
+fam = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fam)
+
+M32 = 0xFFFFFFFF
+E4M3_TABLE = torch.arange(256, dtype=torch.uint8).view(torch.float8_e4m3fn).float().numpy()
+
+
+def u32(x):
+    return int(x) & M32
+
+
+def bf16_bits_to_f(b):
+    return np.array([b << 16], dtype=np.uint32).view(np.float32)[0].item()
+
+
+def f_to_bf16_bits(f):
+    bits = int(np.array([f], dtype=np.float32).view(np.uint32)[0])
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF  # RNE (finite values)
+
+
+def f16_bits_to_f(b):
+    return float(np.array([b], dtype=np.uint16).view(np.float16)[0])
+
+
+def f_to_f16_bits(f):
+    return int(np.array([f], dtype=np.float16).view(np.uint16)[0])
+
+
+def pair_vals(x, kind):
+    lo, hi = x & 0xFFFF, (x >> 16) & 0xFFFF
+    if kind == "bf16":
+        return bf16_bits_to_f(lo), bf16_bits_to_f(hi)
+    return f16_bits_to_f(lo), f16_bits_to_f(hi)
+
+
+# ---- the kernel's bit helpers
+def e4m3x4_to_f16(x):
+    b = [(x >> (8 * i)) & 0xFF for i in range(4)]
+    h = [f_to_f16_bits(E4M3_TABLE[v]) for v in b]
+    return [h[0] | (h[1] << 16), h[2] | (h[3] << 16)]
+
+
+def e2m1x8_to_bf16(x):
+    x8 = x >> 8
+    msk = 0x81C081C0
+    return [u32((x & 0x000F000F) * 0x1040) & msk, u32((x & 0x00F000F0) * 0x104) & msk,
+            u32((x8 & 0x000F000F) * 0x1040) & msk, u32((x8 & 0x00F000F0) * 0x104) & msk]
+
+
+def bf16x2_pow2(field):
+    return u32((min(field, 255) << 7) * 0x00010001)
+
+
+def hmul_bf16x2(a, b):
+    lo = f_to_bf16_bits(np.float32(bf16_bits_to_f(a & 0xFFFF)) * np.float32(bf16_bits_to_f(b & 0xFFFF)))
+    hi = f_to_bf16_bits(np.float32(bf16_bits_to_f(a >> 16)) * np.float32(bf16_bits_to_f(b >> 16)))
+    return lo | (hi << 16)
+
+
+def e8m0_f32(b):
+    bits = max(u32(b << 23), 0x00400000)
+    return float(np.array([bits], dtype=np.uint32).view(np.float32)[0])
+
+
+# ---- warp-level mma.m16n8k16 from per-lane fragments
+def warp_mma(kind, afr, bfr, cfr):
+    """afr[lane] = 4 regs, bfr[lane] = 2 regs, cfr[lane] = 4 floats -> new cfr."""
+    A = np.zeros((16, 16))
+    B = np.zeros((16, 8))
+    for lane in range(32):
+        g, t = lane // 4, lane % 4
+        a = [pair_vals(r, kind) for r in afr[lane]]
+        A[g, 2 * t], A[g, 2 * t + 1] = a[0]
+        A[g + 8, 2 * t], A[g + 8, 2 * t + 1] = a[1]
+        A[g, 2 * t + 8], A[g, 2 * t + 9] = a[2]
+        A[g + 8, 2 * t + 8], A[g + 8, 2 * t + 9] = a[3]
+        b = [pair_vals(r, kind) for r in bfr[lane]]
+        B[2 * t, g], B[2 * t + 1, g] = b[0]
+        B[2 * t + 8, g], B[2 * t + 9, g] = b[1]
+    D = A @ B
+    out = []
+    for lane in range(32):
+        g, t = lane // 4, lane % 4
+        c = cfr[lane]
+        out.append([c[0] + D[g, 2 * t], c[1] + D[g, 2 * t + 1], c[2] + D[g + 8, 2 * t],
+                    c[3] + D[g + 8, 2 * t + 1]])
+    return out
+
+
+class Smem:
+    def __init__(self, n):
+        self.b = np.zeros(n, dtype=np.uint8)
+
+    def sts_v4(self, addr, v):
+        assert addr % 16 == 0 and addr + 16 <= len(self.b), addr
+        self.b[addr:addr + 16] = np.array(v, dtype=np.uint32).view(np.uint8)
+
+    def lds_v4(self, addr):
+        assert addr % 16 == 0 and addr + 16 <= len(self.b), addr
+        return [int(x) for x in self.b[addr:addr + 16].view(np.uint32)]
+
+    def sts_f32(self, addr, v):
+        assert addr % 4 == 0
+        self.b[addr:addr + 4] = np.array([v], dtype=np.float32).view(np.uint8)
+
+    def lds_f32(self, addr):
+        return float(self.b[addr:addr + 4].view(np.float32)[0])
+
+
+def emulate(cfg, A_bytes, W_bytes, a_scale, w_scale, bias, M, N, K, split_k, a_per_row=0, w_per_row=0):
+    """A_bytes [M, lda_bytes] uint8, W_bytes [N, K*eb] uint8; scales: fp32 arrays or uint8 (e8m0)."""
+    mode, TM, TN, G, WN, WK, V = cfg.mode, cfg.tile_m, cfg.tile_n, cfg.groups, cfg.warps_n, cfg.warps_k, cfg.V
+    VE, TK, RK, MT, STRIDE, ABUF = cfg.ve, cfg.tile_k, cfg.round_k, cfg.tile_m // 8, cfg.a_row_stride, cfg.a_buf_bytes
+    SABUF, CH, NCH, THREADS = cfg.sa_buf_bytes, cfg.a_chunks_per_thread, cfg.a_chunks, cfg.threads
+    CPR = NCH // TM
+    SAE, SAPT = cfg.sa_entries, cfg.sa_per_thread
+    kind = "bf16" if mode in ("bf16", "mxfp4") else "f16"
+    STEPS = VE // 4
+    LDS_PER_VEC = VE * 2 // 16
+    eb16 = 16 // VE  # bytes per element *16/VE -> row bytes = K*16//VE
+    row_b = K * 16 // VE
+    lda_b = A_bytes.shape[1]
+    out = np.full((M, N), np.nan)
+    ws = np.zeros((split_k, (M + TM - 1) // TM * TM, N))
+    nkb = (K + 127) // 128
+    KT = (K + TK - 1) // TK
+
+    def rd_w(row, off, n):
+        return W_bytes[row, off:off + n]
+
+    def vec_u32(bts):
+        return [int(x) for x in np.frombuffer(bytes(bts), dtype=np.uint32)]
+
+    for bm in range((M + TM - 1) // TM):
+        m0 = bm * TM
+        m_rows = min(M - m0, TM)
+        for bs in range(split_k):
+            kt_begin = (bs * KT) // split_k
+            kt_end = ((bs + 1) * KT) // split_k
+            nkt = kt_end - kt_begin
+            kend = min(K, kt_end * TK)
+            R = (nkt + WK - 1) // WK
+            for bn in range((N + TN - 1) // TN):
+                n_cta = bn * TN
+                sm = Smem(cfg.smem_bytes)
+                sA = 0
+                sSA = sA + 2 * ABUF
+                sRED = sSA + 2 * SABUF
+                threads = range(THREADS)
+
+                def load_a(k_r):
+                    an, asn = {}, {}
+                    for tid in threads:
+                        regs, sc = [], []
+                        for i in range(CH):
+                            c = tid + i * THREADS
+                            m = c // CPR
+                            j = c - m * CPR
+                            el = k_r + j * VE
+                            pred = m < m_rows and el < kend and c < NCH
+                            if pred:
+                                off = m * lda_b + el * 16 // VE
+                                regs += vec_u32(A_bytes[m0 + m].tobytes()[el * 16 // VE: el * 16 // VE + 16])
+                            else:
+                                regs += [0, 0, 0, 0]
+                            if mode == "mxfp4":
+                                sc.append(int(a_scale[m0 + m, el // 32]) if pred else 0)
+                        if mode in ("fp8blk", "mxfp8"):
+                            for i in range(SAPT):
+                                e = tid + i * THREADS
+                                col = e // TM
+                                m = e - col * TM
+                                if mode == "fp8blk":
+                                    kb = k_r // 128 + col
+                                    p = m < m_rows and kb < nkb and e < SAE
+                                    sc.append(float(a_scale[m0 + m, kb]) if p else 0.0)
+                                else:
+                                    blk = k_r // 32 + col
+                                    p = m < m_rows and blk < K // 32 and e < SAE
+                                    sc.append(e8m0_f32(int(a_scale[m0 + m, blk]) if p else 0))
+                        an[tid], asn[tid] = regs, sc
+                    return an, asn
+
+                def store_a(an, asn, abuf, sabuf):
+                    for tid in threads:
+                        for i in range(CH):
+                            c = tid + i * THREADS
+                            m = c // CPR
+                            j = c - m * CPR
+                            dst = abuf + m * STRIDE + j * (VE * 2)
+                            if c < NCH:
+                                raw = an[tid][i * 4:i * 4 + 4]
+                                if mode == "bf16":
+                                    sm.sts_v4(dst, raw)
+                                elif mode == "mxfp4":
+                                    mult = bf16x2_pow2(asn[tid][i] + 48)
+                                    for q in range(4):
+                                        d = [hmul_bf16x2(hmul_bf16x2(x, 0x7E807E80), mult) for x in e2m1x8_to_bf16(raw[q])]
+                                        sm.sts_v4(dst + 16 * q, d)
+                                else:
+                                    h = []
+                                    for q in range(4):
+                                        h += e4m3x4_to_f16(raw[q])
+                                    sm.sts_v4(dst, h[0:4])
+                                    sm.sts_v4(dst + 16, h[4:8])
+                        if mode in ("fp8blk", "mxfp8"):
+                            for i in range(SAPT):
+                                e = tid + i * THREADS
+                                if e < SAE:
+                                    sm.sts_f32(sabuf + e * 4, asn[tid][i])
+
+                def load_w(tid, kt):
+                    lane, warp = tid % 32, tid // 32
+                    g, t, wn = lane // 4, lane % 4, warp % WN
+                    regs, sc = [], []
+                    rows = []
+                    nbs = []
+                    for gi in range(G):
+                        r0 = n_cta + (wn * G + gi) * 16
+                        nbs.append(min(r0, N - 1) // 128)
+                        for h in range(2):
+                            rows.append(min(r0 + h * 8 + g, N - 1))
+                    packed = [0] * (G * V)
+                    for gi in range(G):
+                        for h in range(2):
+                            row = rows[gi * 2 + h]
+                            for u in range(V):
+                                kel = max(min(kt * TK + (u * 4 + t) * VE, kend - VE), 0)
+                                regs += vec_u32(rd_w(row, kel * 16 // VE, 16))
+                                if mode == "mxfp8":
+                                    blk = (kt * TK + u * 64) // 32
+                                    for q in range(2):
+                                        bq = max(min(blk + q, kend // 32 - 1), 0)
+                                        packed[gi * V + u] |= int(w_scale[row, bq]) << (8 * (2 * h + q))
+                                if mode == "mxfp4":
+                                    sc.append(int(w_scale[row, kel // 32]))
+                    if mode == "mxfp8":
+                        sc = packed
+                    if mode == "fp8blk":
+                        for gi in range(G):
+                            for j in range(V // 2):
+                                kb = max(min((kt * TK) // 128 + j, nkb - 1), 0)
+                                sc.append(float(w_scale[nbs[gi], kb]))
+                    return regs, sc
+
+                acc = {tid: [0.0] * (G * MT * 4) for tid in threads}
+                tmpb = {tid: [0.0] * (G * MT * 4) for tid in threads}
+                an, asn = load_a(kt_begin * TK)
+                store_a(an, asn, sA, sSA)
+                wcur = {tid: load_w(tid, kt_begin + tid // 32 // WN) for tid in threads}
+                for r in range(R):
+                    buf = r % 2
+                    abuf, sabuf = sA + buf * ABUF, sSA + buf * SABUF
+                    wnext = {tid: load_w(tid, kt_begin + (r + 1) * WK + tid // 32 // WN) for tid in threads}
+                    an, asn = load_a((kt_begin + (r + 1) * WK) * TK)
+                    for warp in range(WN * WK):
+                        wn, wk = warp % WN, warp // WN
+                        lanes = [warp * 32 + l for l in range(32)]
+                        for u in range(V):
+                            wfs = {}
+                            for tid in lanes:
+                                wr, sc = wcur[tid]
+                                per = []
+                                for gi in range(G):
+                                    wf = []
+                                    for h in range(2):
+                                        base = ((gi * 2 + h) * V + u) * 4
+                                        raw = wr[base:base + 4]
+                                        if mode == "bf16":
+                                            wf.append(raw)
+                                        elif mode == "mxfp4":
+                                            mult = bf16x2_pow2(sc[(gi * 2 + h) * V + u] + 78)
+                                            d = []
+                                            for q in range(4):
+                                                d += [hmul_bf16x2(x, mult) for x in e2m1x8_to_bf16(raw[q])]
+                                            wf.append(d)
+                                        else:
+                                            d = []
+                                            for q in range(4):
+                                                d += e4m3x4_to_f16(raw[q])
+                                            wf.append(d)
+                                    per.append(wf)
+                                wfs[tid] = per
+                            for mt in range(MT):
+                                act, actB = {}, {}
+                                for tid in lanes:
+                                    lane = tid % 32
+                                    g, t = lane // 4, lane % 4
+                                    a_lane = g * STRIDE + (wk * TK + t * VE) * 2
+                                    addr = abuf + a_lane + mt * 8 * STRIDE + u * 4 * VE * 2
+                                    if mode == "mxfp8":
+                                        selA = 1 if t < 2 else 0
+                                        col = (wk * TK + t * VE) * 2
+                                        la = (TM + (g + 8 * mt - TM) * selA) * STRIDE + col
+                                        lb = (g + 8 * mt + (TM - g - 8 * mt) * selA) * STRIDE + col
+                                        fa, fb = [], []
+                                        for q in range(LDS_PER_VEC):
+                                            fa += sm.lds_v4(abuf + la + u * 4 * VE * 2 + 16 * q)
+                                            fb += sm.lds_v4(abuf + lb + u * 4 * VE * 2 + 16 * q)
+                                        act[tid], actB[tid] = fa, fb
+                                    else:
+                                        f = []
+                                        for q in range(LDS_PER_VEC):
+                                            f += sm.lds_v4(addr + 16 * q)
+                                        act[tid] = f
+                                for gi in range(G):
+                                    ab = (gi * MT + mt) * 4
+                                    def av(tid, s):
+                                        wf = wfs[tid][gi]
+                                        return [wf[0][2 * s], wf[1][2 * s], wf[0][2 * s + 1], wf[1][2 * s + 1]]
+                                    if mode == "mxfp8":
+                                        ta = [[0.0] * 4 for _ in range(32)]
+                                        tb = [[0.0] * 4 for _ in range(32)]
+                                        for s in range(STEPS):
+                                            ta = warp_mma(kind, [av(tid, s) for tid in lanes], [act[tid][2 * s:2 * s + 2] for tid in lanes], ta)
+                                            tb = warp_mma(kind, [av(tid, s) for tid in lanes], [actB[tid][2 * s:2 * s + 2] for tid in lanes], tb)
+                                        blk_l = (wk * TK + u * 64) // 32
+                                        for li, tid in enumerate(lanes):
+                                            t = (tid % 32) % 4
+                                            sc = wcur[tid][1]
+                                            for q in range(2):
+                                                tq = ta[li] if q == 0 else tb[li]
+                                                base = sabuf + ((blk_l + q) * TM + mt * 8 + 2 * t) * 4
+                                                sa2 = [sm.lds_f32(base), sm.lds_f32(base + 4)]
+                                                for h in range(2):
+                                                    sw = e8m0_f32((sc[gi * V + u] >> (8 * (2 * h + q))) & 0xFF)
+                                                    for c in range(2):
+                                                        acc[tid][ab + 2 * h + c] += tq[2 * h + c] * (sw * sa2[c])
+                                    elif mode == "fp8blk":
+                                        if u % 2 == 0:
+                                            tq = [[0.0] * 4 for _ in range(32)]
+                                        else:
+                                            tq = [tmpb[tid][ab:ab + 4] for tid in lanes]
+                                        for s in range(STEPS):
+                                            tq = warp_mma(kind, [av(tid, s) for tid in lanes], [act[tid][2 * s:2 * s + 2] for tid in lanes], tq)
+                                        for li, tid in enumerate(lanes):
+                                            t = (tid % 32) % 4
+                                            if u % 2 == 0:
+                                                tmpb[tid][ab:ab + 4] = tq[li]
+                                            else:
+                                                kbl = (wk * TK) // 128 + u // 2
+                                                base = sabuf + (kbl * TM + mt * 8 + 2 * t) * 4
+                                                sa2 = [sm.lds_f32(base), sm.lds_f32(base + 4)]
+                                                sw = wcur[tid][1][gi * (V // 2) + u // 2]
+                                                for c in range(4):
+                                                    acc[tid][ab + c] += tq[li][c] * (sw * sa2[c % 2])
+                                    else:
+                                        cc = [acc[tid][ab:ab + 4] for tid in lanes]
+                                        for s in range(STEPS):
+                                            cc = warp_mma(kind, [av(tid, s) for tid in lanes], [act[tid][2 * s:2 * s + 2] for tid in lanes], cc)
+                                        for li, tid in enumerate(lanes):
+                                            acc[tid][ab:ab + 4] = cc[li]
+                    store_a(an, asn, sA + (1 - buf) * ABUF, sSA + (1 - buf) * SABUF)
+                    wcur = wnext
+                # reduction
+                RED_STRIDE = cfg.red_stride
+                for tid in threads:
+                    lane, warp = tid % 32, tid // 32
+                    g, t, wn, wk = lane // 4, lane % 4, warp % WN, warp // WN
+                    for gi in range(G):
+                        for mt in range(MT):
+                            for c in range(4):
+                                m = mt * 8 + 2 * t + c % 2
+                                nl = (wn * G + gi) * 16 + g + 8 * (c // 2)
+                                sm.sts_f32(sRED + ((wk * TM + m) * RED_STRIDE + nl) * 4, acc[tid][(gi * MT + mt) * 4 + c])
+                for tid in threads:
+                    for i in range(cfg.out_per_thread):
+                        idx = tid + i * THREADS
+                        m = idx // TN
+                        nl = idx - m * TN
+                        n = n_cta + nl
+                        if idx < TM * TN and m < m_rows and n < N:
+                            v = sm.lds_f32(sRED + (m * RED_STRIDE + nl) * 4)
+                            for q in range(1, WK):
+                                v = v + sm.lds_f32(sRED + ((q * TM + m) * RED_STRIDE + nl) * 4)
+                            if mode == "fp8":
+                                v = v * float(a_scale[(m0 + m) * a_per_row]) * float(w_scale[n * w_per_row])
+                            if split_k == 1:
+                                out[m0 + m, n] = v + (bias[n] if bias is not None else 0.0)
+                            else:
+                                ws[bs, m0 + m, n] = v
+    if split_k > 1:
+        for m in range(M):
+            for n in range(N):
+                v = ws[0, m, n]
+                for s in range(1, split_k):
+                    v += ws[s, m, n]
+                out[m, n] = v + (bias[n] if bias is not None else 0.0)
+    return out
+
+
+def make_case(op, M, N, K, seed, variant="rowwise"):
+    g = torch.Generator().manual_seed(seed)
+    a32 = torch.randn(M, K, generator=g) * (0.25 + 4 * torch.rand(M, 1, generator=g))
+    w32 = torch.randn(N, K, generator=g) / math.sqrt(K)
+    bias = torch.randn(N, generator=g).double().numpy()
+    apr = wpr = 0
+    if op == "gemm_a16w16":
+        a, w = a32.to(torch.bfloat16), w32.to(torch.bfloat16)
+        ref = a.double() @ w.double().T
+        sa = sw = None
+    elif op == "gemm_a8w8":
+        if variant == "per_tensor":
+            a, sa_t = quant.quantize_fp8_per_tensor(a32)
+            w, sw_t = quant.quantize_fp8_per_tensor(w32)
+        else:
+            a, sa_t = quant.quantize_fp8_per_token(a32)
+            w, sw_t = quant.quantize_fp8_per_channel(w32)
+            apr = wpr = 1
+        ref = (a.double() * sa_t.double().reshape(-1, 1)) @ (w.double() * sw_t.double().reshape(-1, 1)).T
+        if variant == "per_tensor":
+            ref = (a.double() @ w.double().T) * sa_t.double() * sw_t.double()
+        sa, sw = sa_t.numpy(), sw_t.numpy()
+    elif op == "gemm_a8w8_blockscale":
+        a, sa_t = quant.quantize_fp8_blockscale_act(a32)
+        w, sw_t = quant.quantize_fp8_blockscale_weight(w32)
+        ref = quant.dequantize_blockscale_act(a, sa_t).double() @ quant.dequantize_blockscale_weight(w, sw_t).double().T
+        sa, sw = sa_t.numpy(), sw_t.numpy()
+    else:
+        qz, dq = ((quant.quantize_mxfp8, quant.dequantize_mxfp8) if op == "gemm_mxfp8"
+                  else (quant.quantize_mxfp4, quant.dequantize_mxfp4))
+        a, sa_t = qz(a32)
+        w, sw_t = qz(w32)
+        ref = dq(a, sa_t).double() @ dq(w, sw_t).double().T
+        sa, sw = sa_t.view(torch.uint8).numpy(), sw_t.view(torch.uint8).numpy()
+    A = np.ascontiguousarray(a.view(torch.uint8).numpy().reshape(M, -1))
+    W = np.ascontiguousarray(w.view(torch.uint8).numpy().reshape(N, -1))
+    return A, W, sa, sw, bias, ref.numpy() + bias, apr, wpr
+
+
+CASES = [
+    # op, M, N, K, split_k, (tile_m, tile_n, tile_k), params
+    ("gemm_a16w16", 3, 40, 352, 1, (16, 32, 0), {}),
+    ("gemm_a16w16", 9, 48, 352, 3, (16, 32, 0), {}),           # 3 k-tiles / 3 slices
+    ("gemm_a16w16", 1, 20, 72, 7, (8, 32, 0), {}),             # more slices than k-tiles
+    ("gemm_a16w16", 16, 72, 1056, 4, (16, 64, 0), {"groups": 2, "warps_k": 2}),
+    ("gemm_a8w8", 7, 40, 1056, 2, (16, 32, 0), {}),
+    ("gemm_a8w8", 17, 33, 160, 3, (8, 32, 0), {}),             # M above the tile (grid.z), empty slices
+    ("gemm_a8w8_blockscale", 16, 130, 544, 2, (16, 32, 0), {}),     # 2 weight-scale rows, partial blocks
+    ("gemm_a8w8_blockscale", 5, 40, 272, 1, (8, 32, 128), {"warps_k": 2}),
+    ("gemm_mxfp8", 16, 40, 352, 5, (16, 32, 128), {}),
+    ("gemm_mxfp8", 2, 33, 96, 1, (8, 32, 128), {}),
+    ("gemm_mxfp4", 5, 40, 352, 2, (8, 32, 0), {}),
+    ("gemm_mxfp4", 11, 24, 160, 3, (16, 32, 128), {"groups": 2, "warps_k": 2}),
+]
+
+
+@pytest.mark.parametrize("op,M,N,K,split_k,tile,params", CASES)
+def test_decode_emulation(op, M, N, K, split_k, tile, params):
+    cfg = fam.Config(op, tile_m=tile[0], tile_n=tile[1], tile_k=tile[2], **params)
+    A, W, sa, sw, bias, ref, apr, wpr = make_case(op, M, N, K, seed=M * 7 + N + K)
+    out = emulate(cfg, A, W, sa, sw, bias, M, N, K, split_k, apr, wpr)
+    assert not np.isnan(out).any()
+    err = np.linalg.norm(out - ref) / np.linalg.norm(ref)
+    assert err <= 1e-6, err
+
+
+def test_a8w8_per_tensor_emulation():
+    cfg = fam.Config("gemm_a8w8", tile_m=16, tile_n=32)
+    A, W, sa, sw, bias, ref, apr, wpr = make_case("gemm_a8w8", 4, 40, 352, seed=3, variant="per_tensor")
+    out = emulate(cfg, A, W, sa, sw, bias, 4, 40, 352, 2, apr, wpr)
+    assert np.linalg.norm(out - ref) / np.linalg.norm(ref) <= 1e-6

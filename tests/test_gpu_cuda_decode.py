@@ -1,0 +1,280 @@
+"""GPU tests of the CUDA split-K decode family (kernels/cuda/gemm_splitk_decode.py; skipped without an
+NVIDIA GPU): gemm_a16w16 (bf16), gemm_a8w8 (fp8, per-token/per-channel and per-tensor scales),
+gemm_a8w8_blockscale, gemm_mxfp8 and gemm_mxfp4, all with bf16 output, for decode sizes M <= 16.
+
+Every case runs through the real op (the _out variant writing into a NaN-poisoned view with padded
+rows and guard rows), once with the split_k of the dispatch table and once pinned through
+FLYGEMM_FORCE_KERNEL=<kernel>:<split_k> to a split_k that does not divide the number of K tiles
+(uneven last slice); results are compared with the CPU op (the oracle, rel. Frobenius <= 1e-2)
+and a second run must be bitwise identical. A CUDA graph captured once and replayed 100 times with
+new inputs copied into its static inputs must equal eager runs bitwise. Operands come from the
+flygemm.quant quantizers applied to fresh random data."""
+import math
+
+import pytest
+import torch
+
+import flygemm
+from flygemm import quant
+
+pytestmark = pytest.mark.gpu_cuda
+requires_cuda = pytest.mark.skipif(
+    not torch.cuda.is_available() or getattr(torch.version, "hip", None) is not None,
+    reason="needs an NVIDIA GPU and a CUDA build of torch")
+
+FAMILY = "gemm_splitk_decode"
+POISON = float("nan")
+GUARD = 7.0
+OPS = ["gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale", "gemm_mxfp8", "gemm_mxfp4"]
+IN_DTYPE = {"gemm_a16w16": torch.bfloat16, "gemm_a8w8": torch.float8_e4m3fn,
+            "gemm_a8w8_blockscale": torch.float8_e4m3fn, "gemm_mxfp8": torch.float8_e4m3fn,
+            "gemm_mxfp4": torch.float4_e2m1fn_x2}
+SHAPES = [(2048, 7168), (16384, 7168), (272, 1056)]
+M_VALUES = [1, 2, 7, 16]
+M_ORACLE = 16  # operands are made once with 16 rows; smaller M use the leading rows
+
+
+def decode_kernels(op=None):
+    return [k for k in flygemm.info()["kernels"]
+            if k["arch"] == "sm_90a" and k["meta"].get("family") == FAMILY and (op is None or k["op"] == op)]
+
+
+def skip_unless_built(op):
+    if not decode_kernels(op):
+        pytest.skip(f"no {FAMILY} kernel for {op} in this build")
+
+
+def rel_fro(out, ref):
+    out, ref = out.double().cpu(), ref.double().cpu()
+    return (torch.linalg.norm(out - ref) / torch.linalg.norm(ref)).item()
+
+
+def guarded_out(M, N, device, pad_cols=24, guard_rows=3):
+    buf = torch.full((M + 2 * guard_rows, N + pad_cols), GUARD, dtype=torch.bfloat16, device=device)
+    view = buf[guard_rows:guard_rows + M, :N]
+    view.fill_(POISON)
+    return buf, view
+
+
+def check_guards(buf, M, N, guard_rows=3):
+    assert torch.all(buf[:guard_rows] == GUARD), "write above the output"
+    assert torch.all(buf[guard_rows + M:] == GUARD), "write below the output"
+    assert torch.all(buf[guard_rows:guard_rows + M, N:] == GUARD), "write into row padding"
+
+
+def make_operands(op, M, N, K, seed, device="cuda", variant="rowwise"):
+    """(a, w, a_scale, w_scale) for the op, quantized on `device` from fresh random data whose rows
+    have different magnitudes (a scale applied to the wrong row shows), plus an fp32 bias."""
+    g = torch.Generator(device=device).manual_seed(seed)
+    x = torch.randn(M, K, generator=g, device=device) * (0.25 + 4 * torch.rand(M, 1, generator=g, device=device))
+    wf = torch.randn(N, K, generator=g, device=device) / math.sqrt(K)
+    wf = wf * (0.25 + 4 * torch.rand(N, 1, generator=g, device=device))
+    bias = torch.randn(N, generator=g, device=device)
+    if op == "gemm_a16w16":
+        return (x.to(torch.bfloat16), wf.to(torch.bfloat16)), bias
+    if op == "gemm_a8w8":
+        if variant == "per_tensor":
+            a, sa = quant.quantize_fp8_per_tensor(x)
+            w, sw = quant.quantize_fp8_per_tensor(wf)
+        else:
+            a, sa = quant.quantize_fp8_per_token(x)
+            w, sw = quant.quantize_fp8_per_channel(wf)
+        return (a, w, sa, sw), bias
+    if op == "gemm_a8w8_blockscale":
+        a, sa = quant.quantize_fp8_blockscale_act(x)
+        w, sw = quant.quantize_fp8_blockscale_weight(wf)
+        return (a, w, sa, sw), bias
+    if op == "gemm_mxfp8":
+        a, sa = quant.quantize_mxfp8(x)
+        w, sw = quant.quantize_mxfp8(wf)
+        return (a, w, sa, sw), bias
+    a, sa = quant.quantize_mxfp4(x)
+    w, sw = quant.quantize_mxfp4(wf)
+    return (a, w, sa, sw), bias
+
+
+def rows(args, op, M):
+    """The operands of the first M tokens (activation and, except per-tensor, its scale)."""
+    if op == "gemm_a16w16":
+        return (args[0][:M], args[1])
+    a, w, sa, sw = args
+    return (a[:M], w, sa if sa.numel() == 1 else sa[:M], sw)
+
+
+_CACHE = {}
+
+
+def problem(op, N, K, variant="rowwise"):
+    """Device operands with M_ORACLE rows and the CPU oracle for them (computed once)."""
+    key = (op, N, K, variant)
+    if key not in _CACHE:
+        seed = N * 31 + K * 7 + OPS.index(op) + (1000 if variant == "per_tensor" else 0)
+        args, bias = make_operands(op, M_ORACLE, N, K, seed=seed, variant=variant)
+        ref = getattr(torch.ops.flygemm, op)(*(t.cpu() for t in args), bias.cpu())
+        _CACHE.clear()  # keep one problem alive (the 16384 x 7168 weights are large)
+        _CACHE[key] = (args, bias, ref)
+    return _CACHE[key]
+
+
+def run_out(op, args, bias, M, N):
+    buf, view = guarded_out(M, N, "cuda")
+    getattr(torch.ops.flygemm, op + "_out")(*args, bias, None, out=view)
+    torch.cuda.synchronize()
+    return buf, view
+
+
+def non_dividing_split(kt):
+    """A split_k that does not divide the kt K tiles (uneven last slice)."""
+    for s in (3, 5, 7, 6, 9, 11, 13):
+        if kt % s != 0:
+            return s
+    return 2
+
+
+def table_choice(op, M, N, K):
+    """(kernel, split_k) the dispatch table picks; a row of another family (gemm_a16w16 at
+    2048 x 7168 for M > 8 ties with an earlier tuned row) is replaced by this family's m16n32 tile."""
+    c = flygemm.explain(op, M, N, K, IN_DTYPE[op], "cuda")
+    if c["kernel"].startswith(FAMILY):
+        return c["kernel"], c["split_k"]
+    tm = 8 if M <= 8 else 16
+    name = next(k["name"] for k in decode_kernels(op) if k["tile"][:2] == [tm, 32])
+    return name, 4
+
+
+def check_case(op, M, N, K, kernel, split_k, monkeypatch, variant="rowwise", bias_on=True):
+    args, bias, ref = problem(op, N, K, variant)
+    a = rows(args, op, M)
+    b = bias if bias_on else None
+    expect = ref[:M] if bias_on else ref[:M] - bias.cpu().reshape(1, -1)
+    monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"{kernel}:{split_k}")
+    buf, view = run_out(op, a, b, M, N)
+    assert not torch.isnan(view).any(), f"{kernel}:{split_k}: output not fully written"
+    check_guards(buf, M, N)
+    err = rel_fro(view, expect)
+    assert err <= 1e-2, f"{kernel}:{split_k} M={M} N={N} K={K}: rel err {err:.3e}"
+    buf2, view2 = run_out(op, a, b, M, N)
+    assert torch.equal(view, view2), f"{kernel}:{split_k}: two runs differ"
+    monkeypatch.delenv("FLYGEMM_FORCE_KERNEL")
+
+
+@requires_cuda
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("N,K", SHAPES)
+def test_decode_matches_oracle(op, N, K, monkeypatch):
+    """Every M in {1, 2, 7, 16}: the table's kernel and split_k, and the same kernel with a
+    split_k that does not divide the K tiles; the decode kernels serve M <= 16."""
+    skip_unless_built(op)
+    for M in M_VALUES:
+        kernel, split_k = table_choice(op, M, N, K)
+        kt = -(-K // next(k["tile"][2] for k in decode_kernels(op) if k["name"] == kernel))
+        for s in sorted({split_k, non_dividing_split(kt)}):
+            check_case(op, M, N, K, kernel, s, monkeypatch, bias_on=(M % 2 == 1))
+
+
+@requires_cuda
+@pytest.mark.parametrize("op", OPS)
+def test_every_decode_kernel_small_shape(op, monkeypatch):
+    """Each specialization (m8/m16 tiles, 32/64-row CTAs) on the ragged shape 272 x 1056, with
+    split_k 1, a non-dividing one, and 16 (more slices than K tiles: empty slices write zeros)."""
+    skip_unless_built(op)
+    N, K = 272, 1056
+    for k in decode_kernels(op):
+        kt = -(-K // k["tile"][2])
+        for s in sorted({1, non_dividing_split(kt), 16}):
+            for M in (7, 16):
+                check_case(op, M, N, K, k["name"], s, monkeypatch)
+
+
+@requires_cuda
+def test_a8w8_per_tensor_scales(monkeypatch):
+    skip_unless_built("gemm_a8w8")
+    for M in (1, 16):
+        kernel, split_k = table_choice("gemm_a8w8", M, 2048, 7168)
+        for s in sorted({split_k, 3}):
+            check_case("gemm_a8w8", M, 2048, 7168, kernel, s, monkeypatch, variant="per_tensor")
+
+
+@requires_cuda
+def test_decode_m_above_tile(monkeypatch):
+    """A forced decode kernel still handles M larger than its tile (grid.z over token tiles)."""
+    skip_unless_built("gemm_a16w16")
+    N, K, M = 272, 1056, 37
+    args, bias = make_operands("gemm_a16w16", M, N, K, seed=5)
+    ref = torch.ops.flygemm.gemm_a16w16(*(t.cpu() for t in args), bias.cpu())
+    for k in decode_kernels("gemm_a16w16"):
+        for s in (1, 3):
+            monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"{k['name']}:{s}")
+            buf, view = run_out("gemm_a16w16", args, bias, M, N)
+            check_guards(buf, M, N)
+            assert rel_fro(view, ref) <= 1e-2
+
+
+@requires_cuda
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("split_k", ["table", 3])
+def test_decode_cuda_graph_replay(op, split_k, monkeypatch):
+    """Capture once (M = 7, 2048 x 7168), replay 100 times with new inputs copied into the static
+    inputs: every replay equals an eager run bitwise (split_k > 1 allocates the workspace inside
+    the captured region)."""
+    skip_unless_built(op)
+    M, N, K = 7, 2048, 7168
+    kernel, table_split = table_choice(op, M, N, K)
+    monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"{kernel}:{table_split if split_k == 'table' else split_k}")
+    flygemm.warmup("cuda")
+    static, bias = make_operands(op, M, N, K, seed=0)
+    static = tuple(t.clone() for t in static)
+    fn = getattr(torch.ops.flygemm, op)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn(*static, bias)  # warm on the capture stream
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out_static = fn(*static, bias)
+    for i in range(100):
+        new, _ = make_operands(op, M, N, K, seed=100 + i)
+        for dst, src in zip(static, new):  # byte copies: float4 / e8m0 tensors have no conversions
+            dst.view(torch.uint8).copy_(src.view(torch.uint8))
+        out_static.fill_(POISON)
+        graph.replay()
+        eager = fn(*static, bias)
+        torch.cuda.synchronize()
+        assert torch.equal(out_static, eager), f"replay {i} differs from eager"
+    ref = getattr(torch.ops.flygemm, op)(*(t.cpu() for t in static), bias.cpu())
+    assert rel_fro(out_static, ref) <= 1e-2
+
+
+@requires_cuda
+def test_decode_is_the_default_for_small_m():
+    """The dispatch table sends M <= 16 of every op of this family to a decode kernel (except the
+    tuned gemm_a16w16 2048 x 7168 row that ties at m_max 16)."""
+    for op in OPS:
+        if not decode_kernels(op):
+            continue
+        for M in (1, 8, 16):
+            for N, K in [(16384, 7168), (272, 1056)]:
+                c = flygemm.explain(op, M, N, K, IN_DTYPE[op], "cuda")
+                assert c["kernel"].startswith(FAMILY), (op, M, N, K, c)
+
+
+@requires_cuda
+@pytest.mark.parametrize("op", OPS)
+def test_decode_strided_activation(op, monkeypatch):
+    """Activation rows with padding (lda > K, in storage elements: packed bytes for fp4)."""
+    skip_unless_built(op)
+    M, N, K = 7, 272, 1056
+    args, bias = make_operands(op, M, N, K, seed=9)
+    a = args[0]
+    nbytes = a.shape[1] * a.element_size()
+    wide = torch.zeros(M, nbytes + 64, dtype=torch.uint8, device="cuda")
+    wide[:, :nbytes] = a.view(torch.uint8)
+    strided = wide.view(a.dtype)[:, :a.shape[1]]  # row stride: 64 bytes more than a row
+    assert strided.stride(0) > strided.shape[1]
+    ref = getattr(torch.ops.flygemm, op)(*(t.cpu() for t in args), bias.cpu())
+    for k in decode_kernels(op):
+        monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"{k['name']}:3")
+        buf, view = run_out(op, (strided,) + tuple(args[1:]), bias, M, N)
+        check_guards(buf, M, N)
+        assert rel_fro(view, ref) <= 1e-2, k["name"]
