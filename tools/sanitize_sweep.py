@@ -17,7 +17,7 @@ import torch
 import flygemm
 from flygemm import bench
 
-SHAPES = [(1, 64, 64), (7, 136, 208), (130, 264, 528)]  # K % 16, N % 8: every family's alignment
+SHAPES = [(1, 64, 64), (7, 136, 224), (130, 264, 544)]  # K % 32, N % 8: every family's alignment
 DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32",
                torch.float8_e4m3fn: "fp8_e4m3fn", torch.int8: "int8"}
 

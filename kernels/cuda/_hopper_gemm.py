@@ -17,12 +17,19 @@ Kernel design (one CTA = 1 producer warpgroup + `mma_wg` consumer warpgroups):
       - mainloop "plain": one accumulator (fp32, or s32 for int8), one wgmma batch kept in flight;
       - mainloop "blockscale": per 128-wide K block the wgmma sum goes to a scratch accumulator
         which is then scaled by a_scale[m, kb] * w_scale[n / 128, kb] and added to an fp32
-        accumulator in registers ("fp32 promotion");
+        accumulator in registers ("fp32 promotion"); with two scratch accumulators (param
+        overlap=1, the default) block kb+1's wgmma runs while block kb is promoted;
   * epilogue: "bias" (+ bias[n] in fp32) or "scaled" (acc * sa[m] * sw[n] + bias[n], per-tensor or
     per-row scales chosen at run time), one rounding to the output dtype, registers -> swizzled smem
     (stmatrix for 16-bit outputs) -> TMA store, which clips the ragged M / N edges;
   * persistent: grid = min(#tiles, #SMs), tiles visited in a grouped raster order; the producer
-    runs ahead into the next tile while the consumers do the epilogue of the current one.
+    runs ahead into the next tile while the consumers do the epilogue of the current one (every
+    stage is released before the epilogue starts);
+  * clusters (params cluster_m=2 or cluster_n=2): the two CTAs of a cluster take adjacent tiles
+    (same W column-panel for 2x1, same A row-panel for 1x2) and each loads half of the shared
+    operand's tile with a TMA multicast into both CTAs' stages; a stage is released to both
+    CTAs' producers (remote mbarrier arrives), so it is refilled only once both have read it;
+    grid = (cluster_m, cluster_n, min(#cluster-tiles, #SMs / 2)).
 
 Run-time arguments are plain pointers and integers (M, N, K, lda, ldo are dynamic), so one binary
 per (in_dtype, out_dtype, tile config) serves every shape.
@@ -91,7 +98,8 @@ class GemmConfig:
     EPILOGUE_TEXT = "bias(fp32) + round once + stmatrix/st.shared + TMA store"
 
     def __init__(self, in_dtype="bf16", out_dtype=None, tile_m=128, tile_n=128, tile_k=None,
-                 stages=0, mma_wg=0, raster_group=8, cluster_m=1, cluster_n=1, epi_stages=2):
+                 stages=0, mma_wg=0, raster_group=8, cluster_m=1, cluster_n=1, epi_stages=2,
+                 overlap=1, release_scope="cta"):
         fam = self.FAMILY
         self.in_dtype = norm_dtype(fam, in_dtype, self.IN_DTYPES)
         self.out_dtype = norm_dtype(fam, out_dtype or in_dtype, self.OUT_DTYPES)
@@ -113,9 +121,29 @@ class GemmConfig:
         if self.tile_k not in allowed_k:
             raise ValueError(f"{fam}: tile_k must be one of {allowed_k} for {self.in_dtype} inputs, "
                              f"got {self.tile_k}")
-        if (self.cluster_m, self.cluster_n) != (1, 1):
-            raise ValueError(f"{fam}: only cluster 1x1 is implemented, got "
+        # Thread-block clusters of 2 CTAs (tile pairs adjacent in M: 2x1, sharing the W tile; or in
+        # N: 1x2, sharing the A tile), the shared operand multicast by TMA.  Size 4 is not offered:
+        # 132 SMs / 4 clusters are not all co-resident on every H100/H200 (GPC sizes vary), and a
+        # persistent grid larger than the co-resident clusters runs a second wave.
+        if (self.cluster_m, self.cluster_n) not in ((1, 1), (2, 1), (1, 2)):
+            raise ValueError(f"{fam}: cluster must be 1x1, 2x1 or 1x2, got "
                              f"{self.cluster_m}x{self.cluster_n}")
+        if self.tile_m % (8 * self.cluster_n) or self.tile_n % (8 * self.cluster_m):
+            raise ValueError(f"{fam}: the multicast slices of tile {self.tile_m}x{self.tile_n} "
+                             f"must be multiples of 8 rows")
+        # blockscale: 1 = issue block kb+1's wgmma (into a second scratch accumulator) before
+        # promoting block kb; 0 = wgmma -> wait -> promote, one block at a time.
+        self.overlap = int(overlap)
+        if self.overlap not in (0, 1):
+            raise ValueError(f"{fam}: overlap must be 0 or 1")
+        # Memory-model scope of a consumer's release arrive on a cluster's stage barriers (local
+        # and peer CTA alike, through its shared::cluster address): "cta" is the .release.cta
+        # arrive of CUTLASS / DeepGEMM multicast pipelines (wgmma.wait_group has already retired
+        # the stage's reads); "cluster" is the formally cluster-scoped release (ptxas emits a
+        # MEMBAR.GPU before each such arrive).
+        self.release_scope = str(release_scope)
+        if self.release_scope not in ("cta", "cluster"):
+            raise ValueError(f"{fam}: release_scope must be cta or cluster")
         if self.raster_group < 1:
             raise ValueError(f"{fam}: raster_group must be >= 1")
         if self.epi_stages < 1:
@@ -179,7 +207,8 @@ class GemmConfig:
             stages=p.get("stages", 0), mma_wg=p.get("mma_wg", 0),
             raster_group=p.get("raster_group", 8),
             cluster_m=p.get("cluster_m", 1), cluster_n=p.get("cluster_n", 1),
-            epi_stages=p.get("epi_stages", 2),
+            epi_stages=p.get("epi_stages", 2), overlap=p.get("overlap", 1),
+            release_scope=p.get("release_scope", "cta"),
         )
 
     def meta(self) -> dict:
@@ -190,10 +219,15 @@ class GemmConfig:
             "epi_tile": [self.epi_m, self.epi_n],
             "mma_warpgroups": self.mma_wg, "threads_per_cta": self.threads,
             "cluster": [self.cluster_m, self.cluster_n],
+            "multicast": {"a": self.cluster_n > 1, "w": self.cluster_m > 1},
+            "release_scope": (self.release_scope if (self.cluster_m, self.cluster_n) != (1, 1)
+                              else "cta"),
             "raster_group": self.raster_group,
             "smem_bytes": self.smem_bytes,
             "persistent": True, "warp_specialized": True,
-            "mainloop": self.MAINLOOP_TEXT,
+            "mainloop": self.MAINLOOP_TEXT + (
+                "; wgmma of block kb+1 in flight while block kb is promoted"
+                if self.MAINLOOP == "blockscale" and self.overlap else ""),
             "epilogue": self.EPILOGUE_TEXT,
         }
 
@@ -241,6 +275,8 @@ def kernel_base_class():
     import cutlass.utils.hopper_helpers as sm90_utils
     from cutlass import Int32, Int64, Float32
     from cutlass.cute.nvgpu import cpasync, warpgroup
+    from cutlass.cutlass_dsl import if_generate
+    from cutlass._mlir.dialects import nvvm
     from cutlass.tensor_utils import LayoutEnum
 
     dsl_dtype = {"bf16": cutlass.BFloat16, "fp16": cutlass.Float16, "fp32": cutlass.Float32,
@@ -266,6 +302,13 @@ def kernel_base_class():
             self.epi_stages = cfg.epi_stages
             self.epi_tile = (cfg.epi_m, cfg.epi_n)
             self.raster_group = cfg.raster_group
+            self.cluster_mn = (cfg.cluster_m, cfg.cluster_n)
+            self.cluster_size = cfg.cluster_m * cfg.cluster_n
+            # A is shared by the CTAs of a cluster row (same m), W by a cluster column (same n)
+            self.mcast_a = cfg.cluster_n > 1
+            self.mcast_b = cfg.cluster_m > 1
+            self.bs_overlap = bool(cfg.overlap)
+            self.release_scope = cfg.release_scope
             # A, W and out are all "row major": K-major operands, N-major output.
             self.a_layout = LayoutEnum.ROW_MAJOR
             self.b_layout = LayoutEnum.ROW_MAJOR
@@ -366,12 +409,27 @@ def kernel_base_class():
             mB = cute.make_tensor(w_ptr, cute.make_layout((N, K), stride=(Int64(K), 1)))
             mC = cute.make_tensor(out_ptr, cute.make_layout((M, N), stride=(ldo, 1)))
 
-            tma_atom_a, tma_a = cpasync.make_tiled_tma_atom(
-                cpasync.CopyBulkTensorTileG2SOp(), mA,
-                cute.slice_(self.a_smem_staged, (None, None, 0)), (bm, bk))
-            tma_atom_b, tma_b = cpasync.make_tiled_tma_atom(
-                cpasync.CopyBulkTensorTileG2SOp(), mB,
-                cute.slice_(self.b_smem_staged, (None, None, 0)), (bn, bk))
+            if cutlass.const_expr(self.cluster_size == 1):
+                tma_atom_a, tma_a = cpasync.make_tiled_tma_atom(
+                    cpasync.CopyBulkTensorTileG2SOp(), mA,
+                    cute.slice_(self.a_smem_staged, (None, None, 0)), (bm, bk))
+                tma_atom_b, tma_b = cpasync.make_tiled_tma_atom(
+                    cpasync.CopyBulkTensorTileG2SOp(), mB,
+                    cute.slice_(self.b_smem_staged, (None, None, 0)), (bn, bk))
+            else:
+                # the shared operand: each CTA of the pair loads half of the tile and multicasts
+                # it into both CTAs' shared memory
+                cm, cn = self.cluster_mn
+                tma_atom_a, tma_a = cpasync.make_tiled_tma_atom(
+                    cpasync.CopyBulkTensorTileG2SMulticastOp() if self.mcast_a
+                    else cpasync.CopyBulkTensorTileG2SOp(), mA,
+                    cute.slice_(self.a_smem_staged, (None, None, 0)), (bm, bk),
+                    num_multicast=cn)
+                tma_atom_b, tma_b = cpasync.make_tiled_tma_atom(
+                    cpasync.CopyBulkTensorTileG2SMulticastOp() if self.mcast_b
+                    else cpasync.CopyBulkTensorTileG2SOp(), mB,
+                    cute.slice_(self.b_smem_staged, (None, None, 0)), (bn, bk),
+                    num_multicast=cm)
             tma_atom_c, tma_c = cpasync.make_tiled_tma_atom(
                 cpasync.CopyBulkTensorTileS2GOp(), mC,
                 cute.slice_(self.epi_smem_staged, (None, None, 0)), self.epi_tile)
@@ -379,7 +437,14 @@ def kernel_base_class():
             num_m_tiles = (M + (bm - 1)) // bm
             num_n_tiles = (N + (bn - 1)) // bn
             num_tiles = num_m_tiles * num_n_tiles
-            grid_x = cutlass.min(num_tiles, cutlass.max(max_ctas, 1))
+            if cutlass.const_expr(self.cluster_size == 1):
+                grid = (cutlass.min(num_tiles, cutlass.max(max_ctas, 1)), 1, 1)
+            else:
+                # grid (cluster_m, cluster_n, #clusters), one cluster per cluster-tile at a time
+                cm, cn = self.cluster_mn
+                num_cl_tiles = ((num_m_tiles + (cm - 1)) // cm) * ((num_n_tiles + (cn - 1)) // cn)
+                grid = (cm, cn, cutlass.min(
+                    num_cl_tiles, cutlass.max(max_ctas // self.cluster_size, 1)))
 
             @cute.struct
             class SharedStorage:
@@ -408,8 +473,9 @@ def kernel_base_class():
                 self.tiled_mma, self.a_smem_staged, self.b_smem_staged, self.epi_smem_staged,
                 bias_ptr, M, N, has_bias, num_m_tiles, num_n_tiles, *extra_kernel_args,
             ).launch(
-                grid=(grid_x, 1, 1),
+                grid=grid,
                 block=[self.threads, 1, 1],
+                cluster=None if self.cluster_size == 1 else (*self.cluster_mn, 1),
                 min_blocks_per_mp=1,
                 stream=stream,
             )
@@ -428,6 +494,85 @@ def kernel_base_class():
             m_idx = r // width
             n_idx = first_n + (r - m_idx * width)
             return m_idx, n_idx
+
+        def _num_work_tiles(self, num_m_tiles, num_n_tiles):
+            """Work items of the persistent loop: tiles, or cluster-tiles in a cluster."""
+            if cutlass.const_expr(self.cluster_size == 1):
+                return num_m_tiles * num_n_tiles
+            cm, cn = self.cluster_mn
+            return ((num_m_tiles + (cm - 1)) // cm) * ((num_n_tiles + (cn - 1)) // cn)
+
+        @cute.jit
+        def _cluster_tile_coord(self, ctile: Int32, num_m_tiles: Int32, num_n_tiles: Int32,
+                                rank_m: Int32, rank_n: Int32):
+            """Clusters: the same grouped raster over cluster-tiles (cluster_m x cluster_n tiles,
+            `raster_group` tile-columns per group rounded down to whole cluster-tiles); the CTA of
+            cluster coordinate (rank_m, rank_n) takes the tile at that offset, so the CTAs of one
+            cluster work on adjacent tiles that share their A row-panel (1x2) or W column-panel
+            (2x1).  The partner tile of a cluster-tile on the ragged M / N edge may lie entirely
+            outside the output: it is computed on TMA's zero fill and its store is clipped, which
+            keeps both CTAs' pipelines (the multicast) in step."""
+            cm, cn = self.cluster_mn
+            num_cm = (num_m_tiles + (cm - 1)) // cm
+            num_cn = (num_n_tiles + (cn - 1)) // cn
+            g = max(1, self.raster_group // cn)
+            per_group = num_cm * g
+            group = ctile // per_group
+            first_n = group * g
+            width = cutlass.min(num_cn - first_n, g)
+            r = ctile - group * per_group
+            cm_idx = r // width
+            cn_idx = first_n + (r - cm_idx * width)
+            return cm_idx * cm + rank_m, cn_idx * cn + rank_n
+
+        @cute.jit
+        def _bs_issue(self, mainloop, read_state, sbar, sS, tiled_mma, tCrA, tCrB, acc_blk, s_row,
+                      thr_row0, num_k_blocks: cutlass.Constexpr):
+            """blockscale: waits for the stage of `read_state` (operands and scales), reads the
+            combined scales of the thread's rows into `s_row`, issues the stage's wgmmas into
+            `acc_blk` (overwritten: ACCUMULATE off for the first) and commits them as one group."""
+            bm = self.tile_mnk[0]
+            mainloop.consumer_wait(read_state)
+            cute.arch.mbarrier_wait(sbar + read_state.index, read_state.phase)
+            sw_k = sS[(bm, read_state.index)]
+            for r in cutlass.range_constexpr(cute.size(s_row)):
+                row = thr_row0 + 64 * self.mma_wg * (r // 2) + 8 * (r % 2)
+                s_row[r] = sS[(row, read_state.index)] * sw_k
+            # orders the previous promotion's reads of acc_blk before the wgmma overwrites it
+            warpgroup.fence()
+            tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
+            for kb in cutlass.range_constexpr(num_k_blocks):
+                cute.gemm(tiled_mma, acc_blk, tCrA[(None, None, kb, read_state.index)],
+                          tCrB[(None, None, kb, read_state.index)], acc_blk)
+                tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+            warpgroup.commit_group()
+            # returned so that the caller rebinds it: the ACCUMULATE field set here is a traced
+            # value that must be carried through the caller's loops
+            return tiled_mma
+
+        @cute.jit
+        def _bs_promote(self, acc, acc_blk, s_row):
+            """fp32 promotion of one K block: acc += acc_blk * scale of the value's row."""
+            for i in cutlass.range_constexpr(cute.size(acc)):
+                acc[i] = acc[i] + acc_blk[i] * s_row[self.acc_row_slot(i)]
+
+        def _consumer_release(self, mainloop, state):
+            """Releases a stage.  In a cluster, lane r < cluster size of each consumer warp arrives
+            on the stage's empty barrier of CTA rank r through its shared::cluster address
+            (mapa + mbarrier.arrive.shared::cluster): the producers of both CTAs write into this
+            CTA's stage through the multicast, so both must see the release.  It follows
+            wgmma.wait_group, which has retired the wgmma reads of the stage.  Scope: see
+            GemmConfig.release_scope."""
+            if cutlass.const_expr(self.cluster_size == 1):
+                mainloop.consumer_release(state)
+            else:
+                bar = mainloop.sync_object_empty.get_barrier(state.index)
+                scope = (nvvm.MemScopeKind.CLUSTER if self.release_scope == "cluster"
+                         else nvvm.MemScopeKind.CTA)
+                if_generate(
+                    mainloop.is_signaling_thread,
+                    lambda: cute.arch.mbarrier_arrive(bar, mainloop.consumer_mask, scope=scope),
+                )
 
         # ---------------------------------------------------------------- device kernel body
         @cute.jit
@@ -487,16 +632,35 @@ def kernel_base_class():
                     with cute.arch.elect_one():
                         for st in cutlass.range_constexpr(self.stages):
                             cute.arch.mbarrier_init(sbar + st, 32)
-            mainloop = pipeline.PipelineTmaAsync.create(
-                barrier_storage=storage.mbar.data_ptr(),
-                num_stages=self.stages,
-                producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-                # one elected thread per consumer warp releases a stage
-                consumer_group=pipeline.CooperativeGroup(
-                    pipeline.Agent.Thread, self.num_mma_threads // 32),
-                tx_count=tx_bytes,
-                cta_layout_vmnk=cute.make_layout((1, 1, 1, 1)),
-            )
+            if cutlass.const_expr(self.cluster_size == 1):
+                mainloop = pipeline.PipelineTmaAsync.create(
+                    barrier_storage=storage.mbar.data_ptr(),
+                    num_stages=self.stages,
+                    producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+                    # one elected thread per consumer warp releases a stage
+                    consumer_group=pipeline.CooperativeGroup(
+                        pipeline.Agent.Thread, self.num_mma_threads // 32),
+                    tx_count=tx_bytes,
+                    cta_layout_vmnk=cute.make_layout((1, 1, 1, 1)),
+                )
+            else:
+                # Cluster of 2: a stage of this CTA is written by both CTAs' producers (the
+                # multicast half of the shared operand comes from the peer), so it is empty once
+                # every consumer warp of both CTAs has released it: 2 arrivals per consumer warp
+                # count on each CTA's empty barrier (see _consumer_release).  The full barrier
+                # still expects the whole A + W tile bytes: the local TMA and the peer's multicast
+                # both complete_tx on it.  create() fences the barrier inits and syncs the cluster
+                # before any remote arrive / multicast can reach them.
+                cm, cn = self.cluster_mn
+                mainloop = pipeline.PipelineTmaAsync.create(
+                    barrier_storage=storage.mbar.data_ptr(),
+                    num_stages=self.stages,
+                    producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+                    consumer_group=pipeline.CooperativeGroup(
+                        pipeline.Agent.Thread, (cm + cn - 1) * (self.num_mma_threads // 32)),
+                    tx_count=tx_bytes,
+                    cta_layout_vmnk=cute.make_layout((1, cm, cn, 1)),
+                )
 
             sA = storage.sA.get_tensor(a_smem_staged.outer, swizzle=a_smem_staged.inner)
             sB = storage.sB.get_tensor(b_smem_staged.outer, swizzle=b_smem_staged.inner)
@@ -509,12 +673,38 @@ def kernel_base_class():
             k_tiles = cute.size(gA, mode=[3])
 
             # TMA partitions: (TMA, RestM, RestK) vs (TMA, Stage)
-            tAsA, tAgA = cpasync.tma_partition(
-                tma_atom_a, 0, cute.make_layout(1),
-                cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2))
-            tBsB, tBgB = cpasync.tma_partition(
-                tma_atom_b, 0, cute.make_layout(1),
-                cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2))
+            if cutlass.const_expr(self.cluster_size == 1):
+                tAsA, tAgA = cpasync.tma_partition(
+                    tma_atom_a, 0, cute.make_layout(1),
+                    cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2))
+                tBsB, tBgB = cpasync.tma_partition(
+                    tma_atom_b, 0, cute.make_layout(1),
+                    cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2))
+                tile_first = bidx
+                tile_step = gdim
+            else:
+                # cluster (cm, cn, 1): CTA rank = m + cm * n, as %cluster_ctarank for a cluster
+                # shape (cm, cn, 1) and the multicast masks expect.  A multicast operand's smem
+                # tile is split in cluster-size slices: this CTA loads slice <its coordinate along
+                # the sharing dimension> and writes it into every CTA of the mask.
+                cm, cn = self.cluster_mn
+                cta_layout_mnk = cute.make_layout((cm, cn, 1))
+                cta_rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
+                cl_coord = cta_layout_mnk.get_flat_coord(cta_rank)
+                a_mcast_mask = cute.make_layout_image_mask(cta_layout_mnk, cl_coord, mode=1)
+                b_mcast_mask = cute.make_layout_image_mask(cta_layout_mnk, cl_coord, mode=0)
+                tAsA, tAgA = cpasync.tma_partition(
+                    tma_atom_a, cl_coord[1], cute.make_layout(cn),
+                    cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2))
+                tBsB, tBgB = cpasync.tma_partition(
+                    tma_atom_b, cl_coord[0], cute.make_layout(cm),
+                    cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2))
+                rank_m = cl_coord[0]
+                rank_n = cl_coord[1]
+                _, _, cluster_id = cute.arch.block_idx()
+                _, _, num_clusters = cute.arch.grid_dim()
+                tile_first = cluster_id
+                tile_step = num_clusters
             if cutlass.const_expr(self.mainloop_kind == "blockscale"):
                 # a_scale [M, KB], w_scale [ceil(N/128), KB] row-major; KB == k_tiles (tile_k 128)
                 sa_t = cute.make_tensor(
@@ -532,18 +722,32 @@ def kernel_base_class():
                             cpasync.CopyG2SOp(), Float32, num_bits_per_copy=32)
                     prod_state = pipeline.make_pipeline_state(
                         pipeline.PipelineUserType.Producer, self.stages)
-                    tile = bidx
-                    while tile < num_m_tiles * num_n_tiles:
-                        m_idx, n_idx = self._tile_coord(tile, num_m_tiles, num_n_tiles)
+                    tile = tile_first
+                    while tile < self._num_work_tiles(num_m_tiles, num_n_tiles):
+                        if cutlass.const_expr(self.cluster_size == 1):
+                            m_idx, n_idx = self._tile_coord(tile, num_m_tiles, num_n_tiles)
+                        else:
+                            m_idx, n_idx = self._cluster_tile_coord(
+                                tile, num_m_tiles, num_n_tiles, rank_m, rank_n)
                         tAgA_t = tAgA[(None, m_idx, None)]
                         tBgB_t = tBgB[(None, n_idx, None)]
                         for kt in cutlass.range(k_tiles, unroll=1):
                             mainloop.producer_acquire(prod_state)
                             bar = mainloop.producer_get_barrier(prod_state)
-                            cute.copy(tma_atom_a, tAgA_t[(None, kt)],
-                                      tAsA[(None, prod_state.index)], tma_bar_ptr=bar)
-                            cute.copy(tma_atom_b, tBgB_t[(None, kt)],
-                                      tBsB[(None, prod_state.index)], tma_bar_ptr=bar)
+                            if cutlass.const_expr(self.mcast_a):
+                                cute.copy(tma_atom_a, tAgA_t[(None, kt)],
+                                          tAsA[(None, prod_state.index)], tma_bar_ptr=bar,
+                                          mcast_mask=a_mcast_mask)
+                            else:
+                                cute.copy(tma_atom_a, tAgA_t[(None, kt)],
+                                          tAsA[(None, prod_state.index)], tma_bar_ptr=bar)
+                            if cutlass.const_expr(self.mcast_b):
+                                cute.copy(tma_atom_b, tBgB_t[(None, kt)],
+                                          tBsB[(None, prod_state.index)], tma_bar_ptr=bar,
+                                          mcast_mask=b_mcast_mask)
+                            else:
+                                cute.copy(tma_atom_b, tBgB_t[(None, kt)],
+                                          tBsB[(None, prod_state.index)], tma_bar_ptr=bar)
                             if cutlass.const_expr(self.mainloop_kind == "blockscale"):
                                 # this stage's scales: a_scale[m0 + r, kt] for the tile's rows
                                 # (clamped to M - 1) and w_scale[nb, kt], 4-byte cp.async by all
@@ -561,8 +765,12 @@ def kernel_base_class():
                                         cute.make_layout(1))
                                     cute.copy(scale_cp, src, dst)
                                 if lane_p == 0:
+                                    nb_w = (n_idx * bn) // 128
+                                    if cutlass.const_expr(self.cluster_mn[1] > 1):
+                                        # the partner tile past the N edge (zero operands)
+                                        nb_w = cutlass.min(nb_w, (N - 1) // 128)
                                     src_w = cute.make_tensor(
-                                        sw_t.iterator + sw_t.layout(((n_idx * bn) // 128, kt)),
+                                        sw_t.iterator + sw_t.layout((nb_w, kt)),
                                         cute.make_layout(1))
                                     dst_w = cute.make_tensor(
                                         sS.iterator + sS.layout((bm, prod_state.index)),
@@ -571,7 +779,7 @@ def kernel_base_class():
                                 cute.arch.cp_async_mbarrier_arrive_noinc(sbar + prod_state.index)
                             mainloop.producer_commit(prod_state)
                             prod_state.advance()
-                        tile += gdim
+                        tile += tile_step
                     # do not exit while TMA writes into this CTA's smem may be pending
                     mainloop.producer_tail(prod_state)
 
@@ -611,6 +819,10 @@ def kernel_base_class():
                     # (2 per 64-row wgmma atom), read from the stage's smem copy
                     rows_per_thr = 2 * (bm // (64 * self.mma_wg))
                     s_row = cute.make_rmem_tensor((rows_per_thr,), Float32)
+                    if cutlass.const_expr(self.bs_overlap):
+                        # the second scratch accumulator / scale set (odd K blocks)
+                        acc_blk2 = cute.make_rmem_tensor(tCgC0.shape, Float32)
+                        s_row2 = cute.make_rmem_tensor((rows_per_thr,), Float32)
                     lane = tidx % 32
                     warp_in_wg = (tidx % 128) // 32
                     thr_row0 = 64 * (wg_idx - 1) + 16 * warp_in_wg + lane // 4
@@ -639,9 +851,13 @@ def kernel_base_class():
                     pipeline.PipelineUserType.Consumer, self.stages)
 
                 epi_count = Int32(0)
-                tile = bidx
-                while tile < num_m_tiles * num_n_tiles:
-                    m_idx, n_idx = self._tile_coord(tile, num_m_tiles, num_n_tiles)
+                tile = tile_first
+                while tile < self._num_work_tiles(num_m_tiles, num_n_tiles):
+                    if cutlass.const_expr(self.cluster_size == 1):
+                        m_idx, n_idx = self._tile_coord(tile, num_m_tiles, num_n_tiles)
+                    else:
+                        m_idx, n_idx = self._cluster_tile_coord(
+                            tile, num_m_tiles, num_n_tiles, rank_m, rank_n)
 
                     if cutlass.const_expr(self.mainloop_kind == "plain"):
                         # ---------------- mainloop: one accumulator, one wgmma batch in flight
@@ -664,14 +880,56 @@ def kernel_base_class():
                             warpgroup.commit_group()
                             # keep one wgmma batch in flight; the previous one is done with its stage
                             warpgroup.wait_group(1)
-                            mainloop.consumer_release(release_state)
+                            self._consumer_release(mainloop, release_state)
                             release_state.advance()
                             read_state.advance()
                         warpgroup.wait_group(0)
-                        mainloop.consumer_release(release_state)
+                        self._consumer_release(mainloop, release_state)
                         release_state.advance()
 
-                    if cutlass.const_expr(self.mainloop_kind == "blockscale"):
+                    if cutlass.const_expr(self.mainloop_kind == "blockscale" and self.bs_overlap):
+                        # ---------------- mainloop: per K block wgmma -> scale -> fp32 promotion,
+                        # block kb+1's wgmma (into the other scratch accumulator) running on the
+                        # tensor cores while block kb is scaled and added (wgmma wait depth 1).
+                        # The two scratch sets alternate statically: K blocks go in pairs.
+                        acc.fill(0.0)
+                        tiled_mma = self._bs_issue(mainloop, read_state, sbar, sS, tiled_mma, tCrA, tCrB,
+                                       acc_blk, s_row, thr_row0, num_k_blocks)
+                        read_state.advance()
+                        for _ in cutlass.range((k_tiles - 1) // 2, unroll=1):
+                            tiled_mma = self._bs_issue(mainloop, read_state, sbar, sS, tiled_mma, tCrA, tCrB,
+                                           acc_blk2, s_row2, thr_row0, num_k_blocks)
+                            read_state.advance()
+                            warpgroup.wait_group(1)
+                            self._consumer_release(mainloop, release_state)
+                            release_state.advance()
+                            self._bs_promote(acc, acc_blk, s_row)
+                            tiled_mma = self._bs_issue(mainloop, read_state, sbar, sS, tiled_mma, tCrA, tCrB,
+                                           acc_blk, s_row, thr_row0, num_k_blocks)
+                            read_state.advance()
+                            warpgroup.wait_group(1)
+                            self._consumer_release(mainloop, release_state)
+                            release_state.advance()
+                            self._bs_promote(acc, acc_blk2, s_row2)
+                        if (k_tiles - 1) % 2 == 1:
+                            tiled_mma = self._bs_issue(mainloop, read_state, sbar, sS, tiled_mma, tCrA, tCrB,
+                                           acc_blk2, s_row2, thr_row0, num_k_blocks)
+                            read_state.advance()
+                            warpgroup.wait_group(1)
+                            self._consumer_release(mainloop, release_state)
+                            release_state.advance()
+                            self._bs_promote(acc, acc_blk, s_row)
+                            warpgroup.wait_group(0)
+                            self._consumer_release(mainloop, release_state)
+                            release_state.advance()
+                            self._bs_promote(acc, acc_blk2, s_row2)
+                        else:
+                            warpgroup.wait_group(0)
+                            self._consumer_release(mainloop, release_state)
+                            release_state.advance()
+                            self._bs_promote(acc, acc_blk, s_row)
+
+                    if cutlass.const_expr(self.mainloop_kind == "blockscale" and not self.bs_overlap):
                         # ---------------- mainloop: per K block wgmma -> scale -> fp32 promotion
                         acc.fill(0.0)
                         for kt in cutlass.range(k_tiles, unroll=1):
@@ -691,7 +949,7 @@ def kernel_base_class():
                             warpgroup.commit_group()
                             warpgroup.wait_group(0)
                             # the stage's operands and scales have been read
-                            mainloop.consumer_release(read_state)
+                            self._consumer_release(mainloop, read_state)
                             read_state.advance()
                             for i in cutlass.range_constexpr(cute.size(acc)):
                                 acc[i] = acc[i] + acc_blk[i] * s_row[self.acc_row_slot(i)]
@@ -739,7 +997,7 @@ def kernel_base_class():
                             store_pipe.producer_acquire()
                         epi_bar.arrive_and_wait()
                     epi_count += epi_num
-                    tile += gdim
+                    tile += tile_step
 
                 if is_store_warp:
                     store_pipe.producer_tail()
@@ -832,6 +1090,33 @@ def verify_epilogue_layout(fam: Family, cfg: GemmConfig, threads=None) -> list:
 
     cute.compile(probe, options="--gpu-arch sm_90a")
     return gemm.layout_errors
+
+
+def checked_epilogue_layout(fam: Family, cfg: GemmConfig, cache_dir: pathlib.Path) -> str:
+    """verify_epilogue_layout, raising on a mismatch; a pass is remembered in cache_dir (next to
+    the kernels of one build) under a key of everything the check depends on (sources, DSL
+    version, dtypes, tile, consumer warpgroups, epilogue tile), so that the cluster / stages /
+    overlap variants of one tile reuse it.  Returns "passed" or "passed (cached)"."""
+    import cutlass
+    h = hashlib.sha256(pathlib.Path(__file__).read_bytes())
+    h.update(fam.source_file.read_bytes())
+    h.update(json.dumps([fam.name, getattr(cutlass, "__version__", "?"), cfg.in_dtype, cfg.out_dtype,
+                         cfg.tile_m, cfg.tile_n, cfg.tile_k, cfg.mma_wg, cfg.epi_m, cfg.epi_n,
+                         cfg.epi_stages, cfg.MAINLOOP, cfg.EPILOGUE]).encode())
+    stamp = pathlib.Path(cache_dir) / f"{h.hexdigest()[:24]}.ok"
+    if stamp.is_file():
+        return "passed (cached)"
+    errs = verify_epilogue_layout(fam, cfg)
+    if errs:
+        raise RuntimeError(f"{fam.name}: epilogue/accumulator layout mismatch: {errs[:4]}")
+    try:  # concurrent builds may race here: write a private file, then rename it into place
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        tmp = stamp.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(kernel_name(fam, cfg) + "\n")
+        os.replace(tmp, stamp)
+    except OSError:
+        pass
+    return "passed"
 
 
 def runtime_static_lib() -> pathlib.Path:
@@ -1018,7 +1303,8 @@ def adapter_cpp(fam: Family, ident: str, name: str, header_rel: str, ciface: str
 # build() per docs/TEAM_INTERFACES.md
 # ---------------------------------------------------------------------------------------------
 def kernel_name(fam: Family, cfg: GemmConfig) -> str:
-    return f"{fam.name}.{cfg.in_dtype}.{cfg.out_dtype}.t{cfg.tile_m}x{cfg.tile_n}x{cfg.tile_k}"
+    cluster = "" if (cfg.cluster_m, cfg.cluster_n) == (1, 1) else f".c{cfg.cluster_m}x{cfg.cluster_n}"
+    return f"{fam.name}.{cfg.in_dtype}.{cfg.out_dtype}.t{cfg.tile_m}x{cfg.tile_n}x{cfg.tile_k}{cluster}"
 
 
 def build(fam: Family, spec: dict, out_dir: pathlib.Path) -> dict:
@@ -1030,14 +1316,12 @@ def build(fam: Family, spec: dict, out_dir: pathlib.Path) -> dict:
     arch = "sm_90a"  # wgmma / setmaxnreg need the arch-specific target
     cfg = fam.config_cls.from_spec(spec)
     name = str(spec.get("kernel") or spec.get("name") or kernel_name(fam, cfg))
-    ident = str(spec.get("ident") or c_ident(f"{fam.name}_{cfg.in_dtype}_{cfg.out_dtype}_t"
-                                             f"{cfg.tile_m}x{cfg.tile_n}x{cfg.tile_k}"))
+    ident = str(spec.get("ident") or c_ident(kernel_name(fam, cfg)))
 
     t0 = time.time()
+    layout_check = "skipped"
     if int((spec.get("params") or {}).get("verify_layout", 1)):
-        errs = verify_epilogue_layout(fam, cfg)
-        if errs:
-            raise RuntimeError(f"{fam.name}: epilogue/accumulator layout mismatch: {errs[:4]}")
+        layout_check = checked_epilogue_layout(fam, cfg, out_dir.parent / ".layout_checks")
     t1 = time.time()
     header, obj = compile_and_export(fam, cfg, out_dir, ident, arch)
     compile_s = time.time() - t1
@@ -1056,7 +1340,7 @@ def build(fam: Family, spec: dict, out_dir: pathlib.Path) -> dict:
         "arch": arch, "family": fam.name, "ident": ident,
         "dsl": f"nvidia-cutlass-dsl {getattr(cutlass, '__version__', '?')}",
         "source_sha256_16": src_hash, "compile_seconds": round(compile_s, 2),
-        "layout_check_seconds": round(verify_s, 2),
+        "layout_check_seconds": round(verify_s, 2), "layout_check": layout_check,
         "c_entry": f"cute_dsl_{ident}_wrapper",
         "smem_bytes": getattr(cfg, "smem_bytes_exact", 0) or cfg.smem_bytes,
         "requires": fam.requires_text,
@@ -1119,8 +1403,11 @@ def find_cuobjdump(cuobjdump=None) -> str:
     raise FileNotFoundError("cuobjdump not found (pip package nvidia-cuda-cuobjdump has one)")
 
 
-_SASS_PATTERN = (r"\b((?:HGMMA|QGMMA|IGMMA)\.[\w.]+|UTMALDG\.\w+|UTMASTG\.\w+|STSM[\w.]*|"
-                 r"USETMAXREG[\w.]*|LDG[\w.]*|STG[\w.]*|STL[\w.]*|LDL[\w.]*)")
+# UTMALDG.2D.MULTICAST: the cluster's shared operand; SYNCS.ARRIVE.TRANS64.RED: a stage release
+# arriving on a cluster peer's mbarrier (plain SYNCS.ARRIVE is local); UCGABAR_*: cluster barrier.
+_SASS_PATTERN = (r"\b((?:HGMMA|QGMMA|IGMMA)\.[\w.]+|UTMALDG[\w.]*|UTMASTG[\w.]*|STSM[\w.]*|"
+                 r"USETMAXREG[\w.]*|LDG[\w.]*|STG[\w.]*|STL[\w.]*|LDL[\w.]*|"
+                 r"SYNCS\.ARRIVE\.TRANS64\.RED[\w.]*|UCGABAR_\w+|MEMBAR\.ALL\.GPU)")
 
 
 def sass_summary(obj_path, cuobjdump=None) -> dict:

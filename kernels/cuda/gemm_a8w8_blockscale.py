@@ -10,10 +10,14 @@ out [M, N] bf16 or fp16 with row stride ldo.
 
 Mainloop ("fp32 promotion", as DeepGEMM does): tile_k = 128, so each pipeline stage is exactly
 one scale block. Per stage the consumer warpgroups run the fp8 wgmma (QGMMA) into a scratch fp32
-accumulator, wait for it, release the stage, then add scratch * a_scale[m, kb] * w_scale[nb, kb]
-to the fp32 accumulator held in registers. tile_n divides 128, so one w_scale value covers the
-tile per K block; the a_scale values of the thread's rows (2 per 64-row wgmma atom) are read with
-plain loads issued before the block's wgmma, so their latency hides behind it. K need not be a
+accumulator, then add scratch * a_scale[m, kb] * w_scale[nb, kb] to the fp32 accumulator held in
+registers. With param overlap=1 (default) there are two scratch accumulators used alternately:
+block kb+1's wgmma is issued before block kb is promoted (wgmma wait depth 1; block kb's stage is
+released once its wgmma has retired), so the tensor cores work through the promotion; overlap=0
+waits for each block's wgmma before promoting it. The promotion itself is the same per 128-K
+block either way. tile_n divides 128, so one w_scale value covers the tile per K block; the
+a_scale values of the thread's rows (2 per 64-row wgmma atom) are read from the stage's
+shared-memory copy (cp.async by the producer warp) before the block's wgmma. K need not be a
 multiple of 128: TMA zero-fills the tail of the last block, whose scales then apply to the
 partial block. The epilogue (+ bias, one rounding, stmatrix + TMA store) and the producer /
 scheduler are the shared ones of kernels/cuda/_hopper_gemm.py (mainloop "blockscale", epilogue
@@ -53,7 +57,9 @@ class Config(hg.GemmConfig):
     EPILOGUE_TEXT = "bias(fp32) + round once + stmatrix + TMA store"
 
     def max_acc_regs(self) -> int:
-        return 64  # the promoted accumulator and the scratch one: 2 x 64 registers per thread
+        # the promoted accumulator and the scratch one(s): 3 x 64 registers per thread with
+        # overlap=1, 2 x 64 without; 128x256 / 256x128 tiles (2 x 128 at least) do not fit
+        return 64
 
     def check_family(self) -> None:
         if self.tile_k != SCALE_BLOCK:

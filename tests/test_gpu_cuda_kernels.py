@@ -1,0 +1,125 @@
+"""GPU tests of every sm_90a kernel of the Hopper GEMM core, each one pinned with
+FLYGEMM_FORCE_KERNEL (skipped without an NVIDIA GPU). The dispatch table only routes a few shapes
+to each kernel; tuning candidates (cluster / multicast variants, 256x128 tiles, ...) are checked
+here on shapes chosen for their edges:
+  * tile counts that are odd in M and in N, so that a 2x1 / 1x2 cluster's partner tile lies past
+    the edge of the output (zero-filled by TMA, its store clipped) while its multicast half still
+    feeds the other CTA;
+  * more tiles than SMs (the persistent loop, pipeline phases carried across tiles);
+  * K tails, and odd and even numbers of 128-wide K blocks (the two exits of blockscale's
+    overlapped promotion), including a single K block.
+Every result is compared with the CPU oracle on fresh random data, written through the _out variant
+into a poisoned output with guard rows and padded rows."""
+import math
+import os
+
+import pytest
+import torch
+
+import flygemm
+from flygemm import quant
+
+pytestmark = pytest.mark.gpu_cuda
+requires_cuda = pytest.mark.skipif(
+    not torch.cuda.is_available() or getattr(torch.version, "hip", None) is not None,
+    reason="needs an NVIDIA GPU and a CUDA build of torch")
+
+FAMILIES = ("gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale")
+TORCH_DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32,
+               "fp8_e4m3fn": torch.float8_e4m3fn, "int8": torch.int8}
+POISON = float("nan")
+GUARD = 7.0
+# (M, N, K): tiny (one tile, cluster partners past both edges); odd tile counts with K tails
+# (9 K blocks of 128); even K blocks; a single K block; more tiles than SMs.
+SHAPES = [(7, 136, 208), (333, 520, 1040), (1000, 392, 1024), (129, 264, 128), (2304, 2056, 512)]
+
+
+def core_kernels():
+    """Names of the sm_90a kernels of the shared Hopper core (not the split-K decode family)."""
+    if flygemm is None:
+        return []
+    try:
+        kernels = flygemm.info()["kernels"]
+    except Exception:  # noqa: BLE001  (no extension: the other GPU tests report it)
+        return []
+    return [k["name"] for k in kernels
+            if k["arch"] == "sm_90a" and any(k["name"].startswith(f + ".") for f in FAMILIES)]
+
+
+def kernel_info(name):
+    return next(k for k in flygemm.info()["kernels"] if k["name"] == name)
+
+
+def rel_fro(out, ref):
+    out, ref = out.double().cpu(), ref.double().cpu()
+    return (torch.linalg.norm(out - ref) / torch.linalg.norm(ref)).item()
+
+
+def operands(op, in_dtype, M, N, K, seed):
+    """(args before bias, bias) for the op, on the CPU."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(M, K, generator=g) * (0.25 + 4 * torch.rand(M, 1, generator=g))
+    w = torch.randn(N, K, generator=g) / math.sqrt(K) * (0.25 + 4 * torch.rand(N, 1, generator=g))
+    bias = torch.randn(N, generator=g)
+    if op == "gemm_a16w16":
+        return (x.to(in_dtype), w.to(in_dtype)), bias
+    if op == "gemm_a8w8":
+        a, sa = quant.quantize_fp8_per_token(x, in_dtype)
+        q, sw = quant.quantize_fp8_per_channel(w, in_dtype)
+        return (a, q, sa, sw), bias
+    a, sa = quant.quantize_fp8_blockscale_act(x, 128, in_dtype)
+    q, sw = quant.quantize_fp8_blockscale_weight(w, 128, in_dtype)
+    # scales that differ between K blocks and 128-row groups of W: a block promoted with another
+    # block's scale (e.g. the two scratch accumulators of the overlapped promotion swapped) fails
+    sa = sa * torch.exp2(torch.randint(-3, 4, sa.shape, generator=g).float())
+    sw = sw * torch.exp2(torch.randint(-3, 4, sw.shape, generator=g).float())
+    return (a, q, sa, sw), bias
+
+
+_REFS = {}  # (op, dtypes, shape, bias) -> (args, bias, oracle output): shared by the kernels
+
+
+def reference(op, in_name, out_name, M, N, K, with_bias):
+    key = (op, in_name, out_name, M, N, K, with_bias)
+    if key not in _REFS:
+        args, bias = operands(op, TORCH_DTYPE[in_name], M, N, K, seed=M * 131 + N * 7 + K)
+        bias = bias if with_bias else None
+        ref = getattr(torch.ops.flygemm, op)(*args, bias, TORCH_DTYPE[out_name])
+        _REFS[key] = (args, bias, ref)
+    return _REFS[key]
+
+
+@requires_cuda
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("name", core_kernels())
+def test_every_core_kernel_matches_oracle(name, shape, monkeypatch):
+    k = kernel_info(name)
+    op, in_name, out_name = k["op"], k["in_dtype"], k["out_dtype"]
+    M, N, K = shape
+    k_align = 8 if op == "gemm_a16w16" else 16
+    n_align = 1 if op == "gemm_a16w16" else 16 // TORCH_DTYPE[out_name].itemsize
+    if K % k_align or N % n_align:
+        pytest.skip("shape outside the kernel's alignment contract")
+    with_bias = (M + N) % 2 == 1
+    args, bias, ref = reference(op, in_name, out_name, M, N, K, with_bias)
+    out_dtype = TORCH_DTYPE[out_name]
+    buf = torch.full((M + 6, N + 24), GUARD, dtype=out_dtype, device="cuda")
+    view = buf[3:3 + M, :N]
+    view.fill_(POISON)
+    monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", name)
+    getattr(torch.ops.flygemm, op + "_out")(
+        *[t.cuda() for t in args], None if bias is None else bias.cuda(), out_dtype, out=view)
+    torch.cuda.synchronize()
+    monkeypatch.delenv("FLYGEMM_FORCE_KERNEL")
+    assert not torch.isnan(view).any(), "output not fully written"
+    assert torch.all(buf[:3] == GUARD) and torch.all(buf[3 + M:] == GUARD), "write outside the rows"
+    assert torch.all(buf[3:3 + M, N:] == GUARD), "write into row padding"
+    err = rel_fro(view, ref)
+    assert err <= 1e-2, f"{name} {shape}: rel err {err:.3e}"
+
+
+def test_forced_kernel_list_is_not_empty_when_built():
+    """Collection sanity: with an extension that has sm_90a kernels, the list above is not empty."""
+    if flygemm is None or not os.environ.get("FLYGEMM_EXPECT_SM90A"):
+        pytest.skip("set FLYGEMM_EXPECT_SM90A=1 to require sm_90a kernels")
+    assert core_kernels()
