@@ -25,6 +25,10 @@ from flygemm import quant
 # (M, N, K): a large square GEMM, an LLM projection, and a decode shape.
 DEFAULT_SHAPES = [(8192, 8192, 8192), (4096, 28672, 4096), (1, 16384, 7168), (16, 2048, 7168)]
 CPU_SHAPES = [(64, 256, 512), (1, 512, 1024)]
+# The LLM shape set of the CUDA large/medium-M goals: M x (N, K) of common projection layers.
+LLM_NK = [(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336), (10240, 8192), (8192, 8192), (57344, 8192),
+          (8192, 28672), (2112, 7168), (24576, 1536), (7168, 16384), (36864, 7168), (7168, 18432)]
+LLM_SHAPES = [(m, n, k) for m in (128, 1024, 4096, 16384) for n, k in LLM_NK]
 OPS = ("gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale", "gemm_mxfp8", "gemm_mxfp4")
 
 
@@ -58,8 +62,9 @@ def fp8_dtype(device: torch.device) -> torch.dtype:
 
 def make_problem(op: str, variant: str, M: int, N: int, K: int, device: torch.device, gen: torch.Generator):
     """Returns (flygemm args tuple, torch peer callable or None, bytes moved)."""
-    a32 = torch.randn(M, K, generator=gen, device="cpu")
-    w32 = torch.randn(N, K, generator=gen, device="cpu") / math.sqrt(K)
+    # Drawn where the generator lives (the GPU for GPU runs: large shapes would be slow on the CPU).
+    a32 = torch.randn(M, K, generator=gen, device=gen.device)
+    w32 = torch.randn(N, K, generator=gen, device=gen.device) / math.sqrt(K)
     f8 = fp8_dtype(device)
     if op == "gemm_a16w16":
         a, w = a32.to(torch.bfloat16).to(device), w32.to(torch.bfloat16).to(device)
@@ -189,6 +194,15 @@ def format_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def geomean_groups(rows: list[Row]) -> dict:
+    """(op, variant) -> (geometric mean of torch/flygemm, count) over the rows that have both times."""
+    groups: dict = {}
+    for r in rows:
+        if r.speedup == r.speedup and r.speedup > 0:
+            groups.setdefault((r.op, r.variant), []).append(math.log(r.speedup))
+    return {k: (math.exp(sum(v) / len(v)), len(v)) for k, v in groups.items()}
+
+
 def parse_shapes(text: str | None, default):
     if not text:
         return default
@@ -199,7 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="flygemm bench", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ops", default=",".join(OPS), help="comma-separated ops (default: all)")
-    ap.add_argument("--shapes", help="comma-separated MxNxK (default: a fixed LLM set)")
+    ap.add_argument("--shapes", help="comma-separated MxNxK, or 'llm' for the 52-shape LLM set "
+                    "(default: a few large, projection and decode shapes)")
     ap.add_argument("--device", default=None, help="cuda, cpu, ... (default: GPU if present)")
     ap.add_argument("--no-check", action="store_true", help="skip the oracle check (large shapes)")
     ap.add_argument("--json", help="also write the rows as JSON to this file")
@@ -209,8 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     if device.type == "cpu":
         print("flygemm bench: no GPU present, running the CPU oracle (reference semantics, not speed)",
               flush=True)
-    shapes = parse_shapes(args.shapes, DEFAULT_SHAPES if device.type != "cpu" else CPU_SHAPES)
-    gen = torch.Generator().manual_seed(args.seed)
+    shapes = LLM_SHAPES if args.shapes == "llm" else parse_shapes(
+        args.shapes, DEFAULT_SHAPES if device.type != "cpu" else CPU_SHAPES)
+    gen = torch.Generator(device=device).manual_seed(args.seed)
     info = flygemm.info()
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     print(f"flygemm {info['version']} on {name}; torch {torch.__version__}; backends {info['backends']}", flush=True)
@@ -232,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
               + ", ".join(f"{r.op}:{r.variant}:{r.M}x{r.N}x{r.K}={r.extra['copy_bw_fraction']:.0%}"
                           for r in rows if r.M <= 64 and r.gbps == r.gbps))
     print(format_table(rows))
+    for (op, variant), ratios in geomean_groups(rows).items():
+        print(f"geometric mean torch/fly {op} {variant}: {ratios[0]:.3f} over {ratios[1]} shapes")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": name, "torch": torch.__version__, "copy_gbps": copy_bw,
