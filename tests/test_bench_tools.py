@@ -1,0 +1,69 @@
+"""The benchmark's shape sets and the decode-sweep plot tool (no GPU needed)."""
+import json
+import math
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from flygemm import bench
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_sweep_shapes_cover_every_model_layer_and_m():
+    for nks in bench.SWEEP_MODELS.values():
+        for n, k in nks:
+            for m in bench.SWEEP_M:
+                assert (m, n, k) in bench.SWEEP_SHAPES
+    assert len(bench.SWEEP_SHAPES) == len(set(bench.SWEEP_SHAPES))
+
+
+def _fake_run(tmp_path, drop=None):
+    """Rows whose times make flygemm reach 2000 GB/s on every layer and torch 1000."""
+    rows = []
+    for m, n, k in bench.SWEEP_SHAPES:
+        if (m, n, k) == drop:
+            continue
+        nbytes = m * k + n * k + 2 * m * n
+        rows.append({"op": "gemm_a8w8", "variant": "per_tensor", "M": m, "N": n, "K": k,
+                     "flygemm_us": nbytes / 2000e3, "torch_us": nbytes / 1000e3, "extra": {"bytes": nbytes}})
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"device": "test", "torch": "x", "copy_gbps": 4000.0, "rows": rows}))
+    return path
+
+
+def _load_tool():
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import plot_sweep
+    finally:
+        sys.path.pop(0)
+    return plot_sweep
+
+
+def test_model_bandwidth_is_bytes_over_summed_time(tmp_path):
+    tool = _load_tool()
+    rows = json.loads(_fake_run(tmp_path).read_text())["rows"]
+    bw = tool.model_bandwidth(rows, "Llama-3-70B", "gemm_a8w8", "per_tensor")
+    assert sorted(bw) == list(bench.SWEEP_M)
+    for fly, ref in bw.values():
+        assert math.isclose(fly, 2000.0) and math.isclose(ref, 1000.0)
+
+
+def test_incomplete_model_at_one_m_is_left_out(tmp_path):
+    tool = _load_tool()
+    n, k = bench.SWEEP_MODELS["DeepSeek-V3"][0]
+    rows = json.loads(_fake_run(tmp_path, drop=(4, n, k)).read_text())["rows"]
+    bw = tool.model_bandwidth(rows, "DeepSeek-V3", "gemm_a8w8", "per_tensor")
+    assert 4 not in bw and 8 in bw
+
+
+def test_plot_tool_writes_png_and_table(tmp_path):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "sweep.png"
+    res = subprocess.run([sys.executable, str(ROOT / "tools" / "plot_sweep.py"), str(_fake_run(tmp_path)),
+                          "--png", str(png)], capture_output=True, text=True, check=True)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "| gemm_a8w8 | per_tensor | Llama-3-70B | 2000 / 1000 (50%)" in res.stdout
