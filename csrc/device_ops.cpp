@@ -9,6 +9,7 @@
 #include <torch/library.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -65,6 +66,35 @@ std::optional<Choice> forced_kernel(const Query& q) {
   return Choice{k, std::max(1, std::min(split_k, std::max(1, k->max_split_k))), "forced"};
 }
 
+// Records that convert an MX operand to bf16 for the bf16 GEMM (kernels/cuda/gemm_mxfp.py) say so
+// in their metadata.
+bool converts_mx_to_bf16(const KernelRecord& k) {
+  return k.meta_json && std::strstr(k.meta_json, "\"role\": \"mx_to_bf16\"") != nullptr;
+}
+
+// One MX operand [rows, K] (fp8 bytes or fp4 pairs) with E8M0 scales -> a new bf16 [rows, K].
+at::Tensor mx_operand_to_bf16(const KernelRecord& k, const at::Tensor& src, const at::Tensor& scale,
+                              int64_t K, int device) {
+  at::Tensor x = rows_contiguous(src);
+  at::Tensor s = scale.contiguous();
+  at::Tensor out = at::empty({x.size(0), K}, x.options().dtype(at::kBFloat16));
+  LaunchArgs la;
+  la.a = x.data_ptr();
+  la.a_scale = s.data_ptr();
+  la.a_scale_kind = ScaleKind::mx_e8m0;
+  la.out = out.data_ptr();
+  la.M = x.size(0);
+  la.K = K;
+  la.lda = x.stride(0);  // storage elements = bytes for fp8 and packed fp4
+  la.ldo = K;
+  la.device = device;
+  la.stream = at::cuda::getCurrentCUDAStream(device).stream();
+  char err[512] = {0};
+  const int rc = k.launch(la, err, sizeof(err));
+  TORCH_CHECK(rc == 0, "flygemm: launching ", k.name, " failed (", rc, "): ", err);
+  return out;
+}
+
 }  // namespace
 
 void ensure_loaded(const KernelRecord& k, int device) {
@@ -111,6 +141,14 @@ void device_gemm(const OpArgs& args, const Problem& p, at::Tensor& out) {
   log_miss(q, c);
   const KernelRecord& k = *c.kernel;
   ensure_loaded(k, device);
+  if (converts_mx_to_bf16(k)) {  // MX beyond decode sizes: exact bf16 operands, then the bf16 GEMM
+    const at::Tensor a16 = mx_operand_to_bf16(k, args.a, *args.a_scale, K, device);
+    const at::Tensor w16 = mx_operand_to_bf16(k, plain_weight(args.w), *args.w_scale, K, device);
+    const std::optional<at::Tensor> none;
+    const OpArgs bf16_args{OpKind::a16w16, a16, w16, none, none, args.bias, at::kBFloat16};
+    device_gemm(bf16_args, check_args(bf16_args), out);
+    return;
+  }
 
   at::Tensor a = rows_contiguous(args.a);
   at::Tensor w = weight_in_layout(args.w, k.w_layout);

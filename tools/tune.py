@@ -24,16 +24,18 @@ DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp
 
 
 def m_bucket(M: int) -> int:
-    """The dispatch bucket a measured M stands for: the next power of two (at least 16)."""
-    b = 16
+    """The dispatch bucket a measured M stands for: the next power of two."""
+    b = 1
     while b < M:
         b *= 2
     return b
 
 
-def candidates(arch: str, op: str, in_dtype: str, out_dtype: str) -> list[str]:
-    return [k["name"] for k in flygemm.info()["kernels"]
-            if k["arch"] == arch and k["op"] == op and k["in_dtype"] == in_dtype and k["out_dtype"] == out_dtype]
+def candidates(arch: str, op: str, in_dtype: str, out_dtype: str, split_ks: list[int]) -> list[tuple[str, int]]:
+    """(kernel, split_k) pairs: every kernel for the op and dtypes, with the split_k values it has."""
+    return [(k["name"], s) for k in flygemm.info()["kernels"]
+            if k["arch"] == arch and k["op"] == op and k["in_dtype"] == in_dtype and k["out_dtype"] == out_dtype
+            for s in split_ks if s <= max(1, k["max_split_k"])]
 
 
 def tune_shape(op: str, variant: str, M: int, N: int, K: int, device, gen, split_ks) -> list[dict]:
@@ -48,21 +50,20 @@ def tune_shape(op: str, variant: str, M: int, N: int, K: int, device, gen, split
     except RuntimeError:  # the torch peer may not support this scaling (e.g. cuBLAS blockwise at M=1)
         torch_us = float("nan")
     results = []
-    for name in candidates(arch, op, in_name, out_name):
-        for split_k in split_ks:
-            os.environ["FLYGEMM_FORCE_KERNEL"] = f"{name}:{split_k}"
-            try:
-                out = fn(*args)
-                err = bench.rel_fro(out, ref) if ref is not None else float("nan")
-                us = bench.time_us(lambda: fn(*args), device)
-            except RuntimeError as exc:
-                print(f"  {name}:{split_k} failed: {str(exc).splitlines()[0]}", file=sys.stderr)
-                continue
-            finally:
-                os.environ.pop("FLYGEMM_FORCE_KERNEL", None)
-            results.append(dict(arch=arch, op=op, in_dtype=in_name, out_dtype=out_name, M=M, N=N, K=K,
-                                kernel=name, split_k=split_k, us=us, err=err, torch_us=torch_us,
-                                tflops=2.0 * M * N * K / us / 1e6, gbps=nbytes / us / 1e3))
+    for name, split_k in candidates(arch, op, in_name, out_name, split_ks):
+        os.environ["FLYGEMM_FORCE_KERNEL"] = f"{name}:{split_k}"
+        try:
+            out = fn(*args)
+            err = bench.rel_fro(out, ref) if ref is not None else float("nan")
+            us = bench.time_us(lambda: fn(*args), device, rep_ms=60.0)
+        except RuntimeError as exc:
+            print(f"  {name}:{split_k} failed: {str(exc).splitlines()[0]}", file=sys.stderr)
+            continue
+        finally:
+            os.environ.pop("FLYGEMM_FORCE_KERNEL", None)
+        results.append(dict(arch=arch, op=op, in_dtype=in_name, out_dtype=out_name, M=M, N=N, K=K,
+                            kernel=name, split_k=split_k, us=us, err=err, torch_us=torch_us,
+                            tflops=2.0 * M * N * K / us / 1e6, gbps=nbytes / us / 1e3))
     return results
 
 
@@ -73,6 +74,7 @@ def main(argv=None) -> int:
     ap.add_argument("--shapes", required=True, help="comma-separated MxNxK")
     ap.add_argument("--split-k", default="1", help="comma-separated split_k values to try")
     ap.add_argument("--csv", help="write the winning dispatch rows here")
+    ap.add_argument("--append", action="store_true", help="append to --csv (no header) instead of replacing it")
     args = ap.parse_args(argv)
     device = torch.device("cuda")
     gen = torch.Generator().manual_seed(1)
@@ -90,10 +92,11 @@ def main(argv=None) -> int:
         if ok:
             winners.append(min(ok, key=lambda r: r["us"]))
     if args.csv:
-        with open(args.csv, "w", newline="") as f:
+        with open(args.csv, "a" if args.append else "w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["arch", "op", "in_dtype", "out_dtype", "m_max", "N", "K", "kernel", "split_k",
-                        "us", "tflops", "gbps"])
+            if not args.append or f.tell() == 0:
+                w.writerow(["arch", "op", "in_dtype", "out_dtype", "m_max", "N", "K", "kernel", "split_k",
+                            "us", "tflops", "gbps"])
             for r in winners:
                 w.writerow([r["arch"], r["op"], r["in_dtype"], r["out_dtype"], m_bucket(r["M"]), r["N"], r["K"],
                             r["kernel"], r["split_k"], f"{r['us']:.1f}", f"{r['tflops']:.1f}", f"{r['gbps']:.0f}"])

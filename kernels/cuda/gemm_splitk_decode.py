@@ -65,13 +65,15 @@ Standalone: `python kernels/cuda/gemm_splitk_decode.py --op gemm_a16w16 --out /t
 """
 
 import argparse
-import ctypes
 import hashlib
 import json
-import os
 import pathlib
-import shutil
+import sys
 import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import _cute_export as cx  # noqa: E402
+import _ptx as ptx  # noqa: E402
 
 FAMILY = "gemm_splitk_decode"
 MAX_SPLIT_K = 16
@@ -196,177 +198,16 @@ class Config:
 # ---------------------------------------------------------------------------------------------
 # DSL
 # ---------------------------------------------------------------------------------------------
-_DSL_READY = False
-
-
-def _import_dsl():
-    global _DSL_READY
-    import cutlass  # noqa: F401
-    if not _DSL_READY:
-        import cutlass.base_dsl.env_manager as env_manager
-        lib = env_manager.get_prefix_dsl_libs("CUTE_DSL")
-        if lib:
-            for one in str(lib).split(os.pathsep):
-                if one:
-                    ctypes.CDLL(one, mode=ctypes.RTLD_GLOBAL)
-        _DSL_READY = True
-
-
 def _make_kernel_class(cfg: Config):
     import cuda.bindings.driver as cuda
     import cutlass
     import cutlass.cute as cute
     from cutlass import Float32, Int32, Int64
-    from cutlass._mlir.dialects import llvm
-    from cutlass.cutlass_dsl import T
 
     # ------------------------------------------------------------------ inline PTX helpers
-    def _asm(rtypes, args, text, cons, side=False):
-        vals = [x.ir_value() for x in args]
-        kw = dict(has_side_effects=side, is_align_stack=False, asm_dialect=llvm.AsmDialect.AD_ATT)
-        if not rtypes:
-            llvm.inline_asm(None, vals, text, cons, **kw)
-            return None
-        if len(rtypes) == 1:
-            return llvm.inline_asm(rtypes[0], vals, text, cons, **kw)
-        st = llvm.StructType.get_literal(rtypes)
-        r = llvm.inline_asm(st, vals, text, cons, **kw)
-        return [llvm.extractvalue(ty, r, [i]) for i, ty in enumerate(rtypes)]
-
-    def bop(op, a, b):
-        return Int32(_asm([T.i32()], [Int32(a), Int32(b)], f"{op} $0, $1, $2;", "=r,r,r"))
-
-    def band(a, b):
-        return bop("and.b32", a, b)
-
-    def bshr(a, b):
-        return bop("shr.u32", a, b)
-
-    def bshl(a, b):
-        return bop("shl.b32", a, b)
-
-    def umul(a, b):
-        return bop("mul.lo.u32", a, b)
-
-    def umin(a, b):
-        return bop("min.u32", a, b)
-
-    def umax(a, b):
-        return bop("max.u32", a, b)
-
-    def hmul_bf16x2(a, b):
-        return bop("mul.rn.bf16x2", a, b)
-
-    def bits_f32(x):
-        return Float32(_asm([T.f32()], [Int32(x)], "mov.b32 $0, $1;", "=f,r"))
-
-    l2 = {0: "", 64: ".L2::64B", 128: ".L2::128B", 256: ".L2::256B"}[cfg.l2_prefetch]
-
-    def ldg_w(addr):
-        """16 weight bytes, streamed (no L1 allocation)."""
-        r = _asm([T.i32()] * 4, [Int64(addr)],
-                 f"ld.global.nc.L1::no_allocate{l2}.v4.b32 {{$0,$1,$2,$3}}, [$4];",
-                 "=r,=r,=r,=r,l")
-        return [Int32(x) for x in r]
-
-    def ldg_a(addr, pred):
-        """16 activation bytes (small, re-read by every CTA column: keep the default caching)."""
-        r = _asm([T.i32()] * 4, [Int64(addr), Int32(pred)],
-                 "{ .reg .pred p; setp.ne.b32 p, $5, 0; mov.b32 $0, 0; mov.b32 $1, 0; "
-                 "mov.b32 $2, 0; mov.b32 $3, 0;\n"
-                 "@p ld.global.nc.v4.b32 {$0,$1,$2,$3}, [$4]; }",
-                 "=r,=r,=r,=r,l,r")
-        return [Int32(x) for x in r]
-
-    def ldg_u8_p(addr, pred):
-        return Int32(_asm([T.i32()], [Int64(addr), Int32(pred)],
-                          "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b32 $0, 0;\n"
-                          "@p ld.global.nc.u8 $0, [$1]; }", "=r,l,r"))
-
-    def ldg_u8(addr):
-        return Int32(_asm([T.i32()], [Int64(addr)], "ld.global.nc.u8 $0, [$1];", "=r,l"))
-
-    def ldg_f32(addr, pred):
-        return Float32(_asm([T.f32()], [Int64(addr), Int32(pred)],
-                            "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b32 $0, 0f00000000;\n"
-                            "@p ld.global.nc.f32 $0, [$1]; }", "=f,l,r"))
-
-    def lds_v4(addr):
-        r = _asm([T.i32()] * 4, [Int32(addr)], "ld.shared.v4.b32 {$0,$1,$2,$3}, [$4];",
-                 "=r,=r,=r,=r,r", side=True)
-        return [Int32(x) for x in r]
-
-    def lds_v2f(addr):
-        r = _asm([T.f32()] * 2, [Int32(addr)], "ld.shared.v2.f32 {$0,$1}, [$2];", "=f,=f,r",
-                 side=True)
-        return [Float32(x) for x in r]
-
-    def lds_f32(addr):
-        return Float32(_asm([T.f32()], [Int32(addr)], "ld.shared.f32 $0, [$1];", "=f,r", side=True))
-
-    def sts_v4(addr, v):
-        _asm([], [Int32(addr)] + [Int32(x) for x in v], "st.shared.v4.b32 [$0], {$1,$2,$3,$4};",
-             "r,r,r,r,r", side=True)
-
-    def sts_f32(addr, v):
-        _asm([], [Int32(addr), Float32(v)], "st.shared.f32 [$0], $1;", "r,f", side=True)
-
-    def stg_f32(addr, v):
-        _asm([], [Int64(addr), Float32(v)], "st.global.f32 [$0], $1;", "l,f", side=True)
-
-    def stg_bf16(addr, v):
-        _asm([], [Int64(addr), Float32(v)],
-             "{ .reg .b16 h; cvt.rn.bf16.f32 h, $1; st.global.b16 [$0], h; }", "l,f", side=True)
-
-    def ld_f32(addr):
-        return Float32(_asm([T.f32()], [Int64(addr)], "ld.global.nc.f32 $0, [$1];", "=f,l"))
-
-    def ld_f32_plain(addr):
-        return Float32(_asm([T.f32()], [Int64(addr)], "ld.global.f32 $0, [$1];", "=f,l",
-                            side=True))
-
-    def mma(kind, a, b, c):
-        ty = "bf16" if kind == "bf16" else "f16"
-        r = _asm([T.f32()] * 4, [Int32(x) for x in a] + [Int32(x) for x in b] + [Float32(x) for x in c],
-                 f"mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 "
-                 "{$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};",
-                 "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f")
-        return [Float32(x) for x in r]
-
-    def e4m3x4_to_f16(x):
-        """4 e4m3 bytes -> two f16x2 words (bytes 0,1 and 2,3), exact."""
-        r = _asm([T.i32()] * 2, [Int32(x)],
-                 "{ .reg .b16 lo, hi; mov.b32 {lo, hi}, $2; cvt.rn.f16x2.e4m3x2 $0, lo; "
-                 "cvt.rn.f16x2.e4m3x2 $1, hi; }", "=r,=r,r")
-        return [Int32(v) for v in r]
-
-    def e8m0_f32(b):
-        """E8M0 byte -> 2^(b-127) as fp32 (b = 0 -> 2^-127; 255 -> inf)."""
-        return bits_f32(umax(bshl(b, 23), 0x00400000))
-
-    def e8m0_f32_packed(x, k):
-        """Byte k of x as E8M0 -> fp32."""
-        if k == 3:
-            b = bshr(x, 24)
-        else:
-            b = bshr(band(x, 0xFF << (8 * k)), 8 * k)
-        return e8m0_f32(b)
-
-    def e2m1x8_to_bf16(x):
-        """8 e2m1 nibbles -> 4 bf16x2 words holding value * 2^-126, pairs (0,4) (1,5) (2,6) (3,7)."""
-        x8 = bshr(x, 8)
-        msk = 0x81C081C0
-        return [band(umul(band(x, 0x000F000F), 0x1040), msk),
-                band(umul(band(x, 0x00F000F0), 0x104), msk),
-                band(umul(band(x8, 0x000F000F), 0x1040), msk),
-                band(umul(band(x8, 0x00F000F0), 0x104), msk)]
-
-    def bf16x2_pow2(field):
-        """bf16x2 word with both halves 2^(field-127) (field clamped to 255 = inf)."""
-        return umul(bshl(umin(field, 255), 7), 0x00010001)
-
-    def b2i(c):
-        return Int32(c)
+    P = ptx.helpers(cfg.l2_prefetch)
+    (_asm, bop, band, bshr, bshl, umul, umin, umax, hmul_bf16x2, bits_f32, ldg_w, ldg_a, ldg_u8_p, ldg_u8, ldg_f32, lds_v4, lds_v2f, lds_f32, sts_v4, sts_f32, stg_f32, stg_bf16, ld_f32, ld_f32_plain, mma, e4m3x4_to_f16, e8m0_f32, e8m0_f32_packed, e2m1x8_to_bf16, bf16x2_pow2, b2i) = (
+        getattr(P, n) for n in ('_asm', 'bop', 'band', 'bshr', 'bshl', 'umul', 'umin', 'umax', 'hmul_bf16x2', 'bits_f32', 'ldg_w', 'ldg_a', 'ldg_u8_p', 'ldg_u8', 'ldg_f32', 'lds_v4', 'lds_v2f', 'lds_f32', 'sts_v4', 'sts_f32', 'stg_f32', 'stg_bf16', 'ld_f32', 'ld_f32_plain', 'mma', 'e4m3x4_to_f16', 'e8m0_f32', 'e8m0_f32_packed', 'e2m1x8_to_bf16', 'bf16x2_pow2', 'b2i'))
 
     # ------------------------------------------------------------------ static configuration
     mode = cfg.mode
@@ -788,7 +629,7 @@ def _make_kernel_class(cfg: Config):
 # ---------------------------------------------------------------------------------------------
 def compile_and_export(cfg: Config, out_dir: pathlib.Path, ident: str, arch: str = "sm_90a",
                        keep_dir=None):
-    _import_dsl()
+    cx.import_dsl()
     import cuda.bindings.driver as cuda
     import cutlass.cute as cute
     from cutlass import Int32, Int64
@@ -806,20 +647,6 @@ def compile_and_export(cfg: Config, out_dir: pathlib.Path, ident: str, arch: str
     return out_dir / f"{ident}.h", out_dir / f"{ident}.o"
 
 
-def _runtime_static_lib() -> pathlib.Path:
-    """libcuda_dialect_runtime_static.a of the installed DSL wheel (cu13 flavor first)."""
-    import nvidia_cutlass_dsl
-    root = pathlib.Path(nvidia_cutlass_dsl.__path__[0])
-    for flavor in ("cu13", "cu12"):
-        p = root / flavor / "lib" / "libcuda_dialect_runtime_static.a"
-        if p.is_file():
-            return p
-    found = sorted(root.rglob("libcuda_dialect_runtime_static.a"))
-    if not found:
-        raise FileNotFoundError("libcuda_dialect_runtime_static.a not found in the DSL wheel")
-    return found[0]
-
-
 _EXPECTED_WRAPPER_ARGS = [
     "int64_t a", "int64_t w", "int64_t a_scale", "int64_t w_scale", "int64_t bias", "int64_t out",
     "int64_t ws", "int32_t M", "int32_t N", "int32_t K", "int64_t lda", "int64_t ldo",
@@ -828,99 +655,20 @@ _EXPECTED_WRAPPER_ARGS = [
 ]
 
 
-def _parse_header(header: pathlib.Path, ident: str) -> str:
-    """Returns the `_mlir_<ident>__mlir_ciface_...` symbol; validates the exported ABI."""
-    import re
-    text = header.read_text()
-    m = re.search(r"static inline int32_t cute_dsl_%s_wrapper\(%s_Kernel_Module_t \*module, ([^)]*)\)"
-                  % (re.escape(ident), re.escape(ident)), text)
-    if not m:
-        raise RuntimeError(f"{FAMILY}: cannot find the launcher wrapper in {header}")
-    got = [a.strip() for a in m.group(1).split(",")]
-    if got != _EXPECTED_WRAPPER_ARGS:
-        raise RuntimeError(f"{FAMILY}: exported launcher signature changed: {got}")
-    calls = re.findall(r"\b(_mlir_%s__mlir_ciface_\w+)\(args, (\d+)\);" % re.escape(ident), text)
-    if len(calls) != 1 or calls[0][1] != str(len(_EXPECTED_WRAPPER_ARGS) + 1):
-        raise RuntimeError(f"{FAMILY}: unexpected launcher call in {header}: {calls}")
-    for sym in (f"_mlir_{ident}_cuda_init", f"_mlir_{ident}_cuda_load_to_device"):
-        if f"void {sym}(void **);" not in text:
-            raise RuntimeError(f"{FAMILY}: {sym} not declared as expected in {header}")
-    return calls[0][0]
-
-
 # ---------------------------------------------------------------------------------------------
 # C++ adapter (no #include: it is pasted into a namespace of the generated registry)
 # ---------------------------------------------------------------------------------------------
-_ADAPTER_TEMPLATE = r"""
-// ---- @NAME@ (sm_90a): generated by kernels/cuda/gemm_splitk_decode.py ----
-// Split-K decode GEMM (@OP@): pass 1 (grid ceil(N/@TILE_N@) x split_k x ceil(M/@TILE_M@),
-// @THREADS@ threads) and, for split_k > 1, the fp32 workspace reduce, both enqueued by the
-// exported host launcher on args.stream. Entry points of @HEADER@ are declared here instead of
-// including it (cudaLibrary_t is a pointer, cudaError_t a 32-bit enum, cudaStream_t a pointer).
-extern "C" void _mlir_@IDENT@_cuda_init(void** args);
-extern "C" void _mlir_@IDENT@_cuda_load_to_device(void** args);
-extern "C" void @CIFACE@(void** args, int32_t num_args);
-extern "C" const char* cuda_dialect_get_error_name(int error);
-
-namespace {
-namespace @IDENT@_detail {
-constexpr int kMaxDevices = 64;
+# Split-K decode GEMM (@OP@): pass 1 (grid ceil(N/@TILE_N@) x split_k x ceil(M/@TILE_M@),
+# @THREADS@ threads) and, for split_k > 1, the fp32 workspace reduce, both enqueued by the
+# exported host launcher on args.stream.
+_ADAPTER_CONSTANTS = r"""
 constexpr long long kTileM = @TILE_M@, kKMultiple = @KMULT@, kMaxSplitK = @MAXSPLIT@;
 constexpr long long kElemNum = @ENUM@, kElemDen = @EDEN@;  // bytes per element = num / den
 constexpr long long kStoreBytes = @SBYTES@;  // bytes per storage element of a (fp4: 1 per pair)
 constexpr int kMode = @MODE@;  // 0 bf16, 1 fp8 (tensor/row scales), 2 blockscale, 3 mxfp8, 4 mxfp4
-void* g_lib = nullptr;
-int g_lib_ready = 0;
-int g_lock = 0;
-int g_loaded[kMaxDevices] = {};
+"""
 
-inline void put(char* err, int err_len, int& i, const char* s) {
-  for (; s && *s && i < err_len - 1; ++s) err[i++] = *s;
-}
-inline int fail(char* err, int err_len, const char* msg, int code = -1, const char* what = nullptr) {
-  if (err && err_len > 0) {
-    int i = 0;
-    put(err, err_len, i, "@NAME@: ");
-    if (what) { put(err, err_len, i, what); put(err, err_len, i, " failed: "); }
-    put(err, err_len, i, msg);
-    err[i] = 0;
-  }
-  return code;
-}
-inline int fail_cuda(char* err, int err_len, const char* what, int e) {
-  const char* name = cuda_dialect_get_error_name(e);
-  return fail(err, err_len, name ? name : "unknown CUDA error", e, what);
-}
-inline bool aligned(const void* p, unsigned long a) { return ((unsigned long)p % a) == 0; }
-struct SpinLock {
-  SpinLock() { while (__atomic_exchange_n(&g_lock, 1, __ATOMIC_ACQUIRE)) {} }
-  ~SpinLock() { __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE); }
-};
-}  // namespace @IDENT@_detail
-}  // namespace
-
-static int @IDENT@_load(int device, char* err, int err_len) {
-  using namespace @IDENT@_detail;
-  if (device < 0 || device >= kMaxDevices) return fail(err, err_len, "device index out of range");
-  if (__atomic_load_n(&g_loaded[device], __ATOMIC_ACQUIRE)) return 0;
-  SpinLock lock;
-  if (__atomic_load_n(&g_loaded[device], __ATOMIC_ACQUIRE)) return 0;
-  void** lib_ptr = &g_lib;
-  int ret = 0;
-  if (!g_lib_ready) {
-    struct { void*** lib; int* ret; } init_args = {&lib_ptr, &ret};
-    _mlir_@IDENT@_cuda_init((void**)&init_args);
-    if (ret != 0) return fail_cuda(err, err_len, "loading the kernel library (cudaLibraryLoadData)", ret);
-    g_lib_ready = 1;
-  }
-  int dev = device;
-  struct { void*** lib; int* dev; int* ret; } load_args = {&lib_ptr, &dev, &ret};
-  _mlir_@IDENT@_cuda_load_to_device((void**)&load_args);
-  if (ret != 0) return fail_cuda(err, err_len, "loading the kernels on the device", ret);
-  __atomic_store_n(&g_loaded[device], 1, __ATOMIC_RELEASE);
-  return 0;
-}
-
+_ADAPTER_LAUNCH = r"""
 static int @IDENT@_launch(const flygemm::LaunchArgs& args, char* err, int err_len) {
   using namespace @IDENT@_detail;
   const long long M = args.M, N = args.N, K = args.K, lim = 0x7fffffffLL;
@@ -970,12 +718,7 @@ static int @IDENT@_launch(const flygemm::LaunchArgs& args, char* err, int err_le
     if (kMode <= 2 && (!aligned(args.a_scale, 4) || !aligned(args.w_scale, 4)))
       return fail(err, err_len, "fp32 scales must be 4-byte aligned");
   }
-  const int device = args.device;
-  if (device < 0 || device >= kMaxDevices) return fail(err, err_len, "device index out of range");
-  if (!__atomic_load_n(&g_loaded[device], __ATOMIC_ACQUIRE)) {
-    int rc = @IDENT@_load(device, err, err_len);
-    if (rc != 0) return rc;
-  }
+  if (loaded_sm_count(args.device, err, err_len) <= 0) return -1;
   // Same packing as cute_dsl_@IDENT@_wrapper in @HEADER@; the launcher returns the status of
   // the (last) cudaLaunchKernelEx.
   int64_t a = (int64_t)args.a, w = (int64_t)args.w, a_scale = (int64_t)args.a_scale;
@@ -1000,7 +743,8 @@ _ELEM_BYTES = {"bf16": (2, 1), "fp8": (1, 1), "fp8blk": (1, 1), "mxfp8": (1, 1),
 
 
 def adapter_cpp(ident: str, name: str, header_rel: str, ciface: str, cfg: Config) -> str:
-    text = _ADAPTER_TEMPLATE
+    text = cx.adapter_prelude(ident, name, pathlib.Path(__file__).name, header_rel, ciface,
+                              _ADAPTER_CONSTANTS) + _ADAPTER_LAUNCH
     enum, eden = _ELEM_BYTES[cfg.mode]
     for k, v in {
         "@IDENT@": ident, "@NAME@": name, "@HEADER@": header_rel, "@CIFACE@": ciface,
@@ -1029,26 +773,20 @@ def build(spec: dict, out_dir: pathlib.Path) -> dict:
     t0 = time.time()
     header, obj = compile_and_export(cfg, out_dir, ident, arch)
     compile_s = time.time() - t0
-    rt = _runtime_static_lib()
-    rt_local = out_dir / rt.name
-    shutil.copyfile(rt, rt_local)
-    import cutlass
     meta = cfg.meta()
     meta.update({
         "arch": arch, "family": FAMILY, "ident": ident,
-        "dsl": f"nvidia-cutlass-dsl {getattr(cutlass, '__version__', '?')}",
+        "dsl": cx.dsl_version(),
         "source_sha256_16": hashlib.sha256(pathlib.Path(__file__).read_bytes()).hexdigest()[:16],
         "compile_seconds": round(compile_s, 2), "c_entry": f"cute_dsl_{ident}_wrapper",
         "requires": f"K%{cfg.k_multiple}==0, a rows 16B aligned, a/w 16B aligned, ldo>=N, bias fp32",
     })
-    ciface = _parse_header(header, ident)
+    ciface = cx.parse_launcher(FAMILY, header, ident, _EXPECTED_WRAPPER_ARGS)
     adapter = adapter_cpp(ident, name, header.name, ciface, cfg)
     result = {
         "objects": [obj.name],
         "adapter_cpp": adapter,
-        "link_libs": [rt_local.name],
-        "link_flags": ["-lcudart_static", "-ldl", "-lrt", "-lpthread",
-                       "-Wl,--exclude-libs,libcudart_static.a:libcuda_dialect_runtime_static.a"],
+        **cx.link_result(out_dir),
         "meta": meta,
         "requires_k_multiple": cfg.k_multiple,
         "requires_n_multiple": 1,
@@ -1065,52 +803,18 @@ def default_name(cfg: Config) -> str:
     return f"{FAMILY}.{cfg.op}.{cfg.in_dtype}.{cfg.out_dtype}.m{cfg.tile_m}n{cfg.tile_n}k{cfg.tile_k}.sm90a"
 
 
-def extract_cubins(obj_path) -> list:
-    """The cubins embedded in an exported object (ELF images with e_machine == EM_CUDA)."""
-    import struct
-    data = pathlib.Path(obj_path).read_bytes()
-    out, pos = [], 0
-    while True:
-        off = data.find(b"\x7fELF", pos)
-        if off < 0:
-            return out
-        pos = off + 4
-        if off + 64 > len(data) or struct.unpack_from("<H", data, off + 0x12)[0] != 190:
-            continue
-        phoff, shoff = struct.unpack_from("<QQ", data, off + 0x20)
-        phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", data, off + 0x36)
-        end = max(shoff + shentsize * shnum, phoff + phentsize * phnum)
-        for i in range(shnum):
-            o = off + shoff + i * shentsize
-            sh_type = struct.unpack_from("<I", data, o + 4)[0]
-            sh_off, sh_size = struct.unpack_from("<QQ", data, o + 0x18)
-            if sh_type != 8:
-                end = max(end, sh_off + sh_size)
-        out.append(data[off:off + end])
-        pos = off + end
+extract_cubins = cx.extract_cubins
 
 
 def sass_summary(obj_path, cuobjdump=None) -> dict:
     """cuobjdump --dump-sass of the embedded cubin(s): instruction counts per kernel, resources."""
     import re
-    import subprocess
-    import tempfile
-    tool = cuobjdump or os.environ.get("CUOBJDUMP") or shutil.which("cuobjdump") or \
-        "/tmp/cudatools/nvidia/cu13/bin/cuobjdump"
-    if not os.path.exists(tool):
-        raise FileNotFoundError("cuobjdump not found (pip package nvidia-cuda-cuobjdump has one)")
     res = {"cubins": 0, "kernels": {}, "resource_usage": ""}
     pat = re.compile(r"\b(HMMA\.[\w.]+|LDG[\w.]*|STG[\w.]*|LDS[\w.]*|STS[\w.]*|LDL[\w.]*|STL[\w.]*|"
                      r"F2FP[\w.]*|HMUL2[\w.]*|BAR[\w.]*|IMAD|LOP3\.LUT|PRMT|SHF[\w.]*)")
-    for cubin in extract_cubins(obj_path):
+    for sass, usage in cx.dump_sass(obj_path, cuobjdump):
         res["cubins"] += 1
-        with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-            f.write(cubin)
-            f.flush()
-            sass = subprocess.run([tool, "--dump-sass", f.name], capture_output=True, text=True,
-                                  check=True).stdout
-            res["resource_usage"] += subprocess.run([tool, "--dump-resource-usage", f.name],
-                                                    capture_output=True, text=True).stdout
+        res["resource_usage"] += usage
         for part in sass.split("Function : ")[1:]:
             kname = part.split("\n", 1)[0].strip()
             counts = {}

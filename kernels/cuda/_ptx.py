@@ -1,0 +1,198 @@
+"""Inline-PTX building blocks shared by the CUDA families written with raw pointers
+(kernels/cuda/gemm_splitk_decode.py, gemm_mxfp.py): 16-byte global loads, shared-memory
+accesses, integer bit operations, and exact conversions of the 8-bit and MX formats
+(e4m3 -> f16, e2m1 -> bf16, E8M0 -> fp32).
+
+`helpers(l2_prefetch)` must be called after CuTe DSL is imported (inside kernel-class creation);
+it returns a namespace of functions that emit `llvm.inline_asm` into the kernel being traced.
+"""
+import types
+
+
+def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
+    """l2_prefetch: 0, 64, 128 or 256 — the L2 prefetch hint of the streamed weight loads."""
+    from cutlass import Float32, Int32, Int64
+    from cutlass._mlir.dialects import llvm
+    from cutlass.cutlass_dsl import T
+
+    def _asm(rtypes, args, text, cons, side=False):
+        vals = [x.ir_value() for x in args]
+        kw = dict(has_side_effects=side, is_align_stack=False, asm_dialect=llvm.AsmDialect.AD_ATT)
+        if not rtypes:
+            llvm.inline_asm(None, vals, text, cons, **kw)
+            return None
+        if len(rtypes) == 1:
+            return llvm.inline_asm(rtypes[0], vals, text, cons, **kw)
+        st = llvm.StructType.get_literal(rtypes)
+        r = llvm.inline_asm(st, vals, text, cons, **kw)
+        return [llvm.extractvalue(ty, r, [i]) for i, ty in enumerate(rtypes)]
+
+    def bop(op, a, b):
+        return Int32(_asm([T.i32()], [Int32(a), Int32(b)], f"{op} $0, $1, $2;", "=r,r,r"))
+
+    def band(a, b):
+        return bop("and.b32", a, b)
+
+    def bshr(a, b):
+        return bop("shr.u32", a, b)
+
+    def bshl(a, b):
+        return bop("shl.b32", a, b)
+
+    def umul(a, b):
+        return bop("mul.lo.u32", a, b)
+
+    def umin(a, b):
+        return bop("min.u32", a, b)
+
+    def umax(a, b):
+        return bop("max.u32", a, b)
+
+    def hmul_bf16x2(a, b):
+        return bop("mul.rn.bf16x2", a, b)
+
+    def bits_f32(x):
+        return Float32(_asm([T.f32()], [Int32(x)], "mov.b32 $0, $1;", "=f,r"))
+
+    l2 = {0: "", 64: ".L2::64B", 128: ".L2::128B", 256: ".L2::256B"}[l2_prefetch]
+
+    def ldg_w(addr):
+        """16 weight bytes, streamed (no L1 allocation)."""
+        r = _asm([T.i32()] * 4, [Int64(addr)],
+                 f"ld.global.nc.L1::no_allocate{l2}.v4.b32 {{$0,$1,$2,$3}}, [$4];",
+                 "=r,=r,=r,=r,l")
+        return [Int32(x) for x in r]
+
+    def ldg_a(addr, pred):
+        """16 activation bytes (small, re-read by every CTA column: keep the default caching)."""
+        r = _asm([T.i32()] * 4, [Int64(addr), Int32(pred)],
+                 "{ .reg .pred p; setp.ne.b32 p, $5, 0; mov.b32 $0, 0; mov.b32 $1, 0; "
+                 "mov.b32 $2, 0; mov.b32 $3, 0;\n"
+                 "@p ld.global.nc.v4.b32 {$0,$1,$2,$3}, [$4]; }",
+                 "=r,=r,=r,=r,l,r")
+        return [Int32(x) for x in r]
+
+    def ldg_u8_p(addr, pred):
+        return Int32(_asm([T.i32()], [Int64(addr), Int32(pred)],
+                          "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b32 $0, 0;\n"
+                          "@p ld.global.nc.u8 $0, [$1]; }", "=r,l,r"))
+
+    def ldg_u8(addr):
+        return Int32(_asm([T.i32()], [Int64(addr)], "ld.global.nc.u8 $0, [$1];", "=r,l"))
+
+    def ldg_f32(addr, pred):
+        return Float32(_asm([T.f32()], [Int64(addr), Int32(pred)],
+                            "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b32 $0, 0f00000000;\n"
+                            "@p ld.global.nc.f32 $0, [$1]; }", "=f,l,r"))
+
+    def lds_v4(addr):
+        r = _asm([T.i32()] * 4, [Int32(addr)], "ld.shared.v4.b32 {$0,$1,$2,$3}, [$4];",
+                 "=r,=r,=r,=r,r", side=True)
+        return [Int32(x) for x in r]
+
+    def lds_v2f(addr):
+        r = _asm([T.f32()] * 2, [Int32(addr)], "ld.shared.v2.f32 {$0,$1}, [$2];", "=f,=f,r",
+                 side=True)
+        return [Float32(x) for x in r]
+
+    def lds_f32(addr):
+        return Float32(_asm([T.f32()], [Int32(addr)], "ld.shared.f32 $0, [$1];", "=f,r", side=True))
+
+    def sts_v4(addr, v):
+        _asm([], [Int32(addr)] + [Int32(x) for x in v], "st.shared.v4.b32 [$0], {$1,$2,$3,$4};",
+             "r,r,r,r,r", side=True)
+
+    def sts_f32(addr, v):
+        _asm([], [Int32(addr), Float32(v)], "st.shared.f32 [$0], $1;", "r,f", side=True)
+
+    def stg_f32(addr, v):
+        _asm([], [Int64(addr), Float32(v)], "st.global.f32 [$0], $1;", "l,f", side=True)
+
+    def stg_bf16(addr, v):
+        _asm([], [Int64(addr), Float32(v)],
+             "{ .reg .b16 h; cvt.rn.bf16.f32 h, $1; st.global.b16 [$0], h; }", "l,f", side=True)
+
+    def ld_f32(addr):
+        return Float32(_asm([T.f32()], [Int64(addr)], "ld.global.nc.f32 $0, [$1];", "=f,l"))
+
+    def ld_f32_plain(addr):
+        return Float32(_asm([T.f32()], [Int64(addr)], "ld.global.f32 $0, [$1];", "=f,l",
+                            side=True))
+
+    def mma(kind, a, b, c):
+        ty = "bf16" if kind == "bf16" else "f16"
+        r = _asm([T.f32()] * 4, [Int32(x) for x in a] + [Int32(x) for x in b] + [Float32(x) for x in c],
+                 f"mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 "
+                 "{$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};",
+                 "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f")
+        return [Float32(x) for x in r]
+
+    def e4m3x4_to_f16(x):
+        """4 e4m3 bytes -> two f16x2 words (bytes 0,1 and 2,3), exact."""
+        r = _asm([T.i32()] * 2, [Int32(x)],
+                 "{ .reg .b16 lo, hi; mov.b32 {lo, hi}, $2; cvt.rn.f16x2.e4m3x2 $0, lo; "
+                 "cvt.rn.f16x2.e4m3x2 $1, hi; }", "=r,=r,r")
+        return [Int32(v) for v in r]
+
+    def e8m0_f32(b):
+        """E8M0 byte -> 2^(b-127) as fp32 (b = 0 -> 2^-127, a subnormal; b = 255 -> NaN, the
+        format's NaN: bit 22 set on top of the all-ones exponent)."""
+        nan_bit = bshl(bshr(bop("add.u32", b, 1), 8), 22)  # 1 << 22 iff b == 255
+        return bits_f32(bop("or.b32", umax(bshl(b, 23), 0x00400000), nan_bit))
+
+    def e8m0_f32_packed(x, k):
+        """Byte k of x as E8M0 -> fp32."""
+        if k == 3:
+            b = bshr(x, 24)
+        else:
+            b = bshr(band(x, 0xFF << (8 * k)), 8 * k)
+        return e8m0_f32(b)
+
+    def e2m1x8_to_bf16(x):
+        """8 e2m1 nibbles -> 4 bf16x2 words holding value * 2^-126, pairs (0,4) (1,5) (2,6) (3,7)."""
+        x8 = bshr(x, 8)
+        msk = 0x81C081C0
+        return [band(umul(band(x, 0x000F000F), 0x1040), msk),
+                band(umul(band(x, 0x00F000F0), 0x104), msk),
+                band(umul(band(x8, 0x000F000F), 0x1040), msk),
+                band(umul(band(x8, 0x00F000F0), 0x104), msk)]
+
+    def bf16x2_pow2(field):
+        """bf16x2 word with both halves 2^(field-127) (field clamped to 255 = inf)."""
+        return umul(bshl(umin(field, 255), 7), 0x00010001)
+
+    def b2i(c):
+        return Int32(c)
+
+    def stg_v4(addr, v):
+        _asm([], [Int64(addr)] + [Int32(x) for x in v], "st.global.v4.b32 [$0], {$1,$2,$3,$4};",
+             "l,r,r,r,r", side=True)
+
+    def f16x2_to_f32(x):
+        """f16x2 word -> (low half, high half) as fp32, exact."""
+        r = _asm([T.f32()] * 2, [Int32(x)],
+                 "{ .reg .b16 lo, hi; mov.b32 {lo, hi}, $2; cvt.f32.f16 $0, lo; cvt.f32.f16 $1, hi; }",
+                 "=f,=f,r")
+        return [Float32(v) for v in r]
+
+    def fmul_exact(a, b):
+        """a * b in fp32, round-to-nearest, subnormals kept (inline PTX: no fast-math flush)."""
+        return Float32(_asm([T.f32()], [Float32(a), Float32(b)], "mul.rn.f32 $0, $1, $2;", "=f,f,f"))
+
+    def pack_bf16x2(lo, hi):
+        """Two fp32 -> one bf16x2 word (lo in the low half), each rounded to nearest even."""
+        return Int32(_asm([T.i32()], [Float32(lo), Float32(hi)], "cvt.rn.bf16x2.f32 $0, $2, $1;",
+                          "=r,f,f"))
+
+    def e2m1_to_f32(word, shift):
+        """The e2m1 nibble at bit `shift` of `word` -> its value as fp32, exact: magnitudes
+        m = 2..7 are normal (exponent m >> 1, mantissa m & 1: bits (m << 22) + 0x3F000000),
+        m = 1 is 0.5 (0x3F000000) and m = 0 is zero, so m < 2 gives m * 0x3F000000."""
+        return bits_f32(_asm([T.i32()], [Int32(word)],
+                             "{ .reg .pred p; .reg .b32 t, u, s;\n"
+                             f"shr.u32 t, $1, {shift}; and.b32 s, t, 8; shl.b32 s, s, 28; and.b32 t, t, 7;\n"
+                             "shl.b32 u, t, 22; add.u32 u, u, 0x3F000000; setp.lt.u32 p, t, 2;\n"
+                             "@p mul.lo.u32 u, t, 0x3F000000; or.b32 $0, u, s; }", "=r,r"))
+
+    return types.SimpleNamespace(**{name: fn for name, fn in locals().items() if callable(fn)
+                                    and name not in ("Float32", "Int32", "Int64", "T")})

@@ -1,0 +1,113 @@
+"""GPU tests of gemm_mxfp8 / gemm_mxfp4 beyond decode sizes on CUDA (skipped without an NVIDIA GPU):
+the exact MX -> bf16 conversion (kernels/cuda/gemm_mxfp.py) followed by the bf16 GEMM.
+
+Every case runs the real op's _out variant into a NaN-poisoned view with padded and guard rows and
+compares with the CPU op (the oracle) on the same quantized inputs (relative Frobenius error <= 1e-2),
+for both weight layouts, with and without bias, M in {17, 128, 1000, 4097} and K not a multiple of
+the GEMM's k tile. Extreme E8M0 scales (bytes near 190 and 64) must stay exact, unlike a bf16 scale
+multiply. A CUDA graph captured after warmup and replayed with new inputs must equal eager runs."""
+import math
+
+import pytest
+import torch
+
+import flygemm
+from flygemm import quant
+from test_gpu_cuda_decode import check_guards, guarded_out, rel_fro
+
+pytestmark = pytest.mark.gpu_cuda
+requires_cuda = pytest.mark.skipif(
+    not torch.cuda.is_available() or getattr(torch.version, "hip", None) is not None,
+    reason="needs an NVIDIA GPU and a CUDA build of torch")
+
+OPS = {"gemm_mxfp8": (quant.quantize_mxfp8, torch.float8_e4m3fn),
+       "gemm_mxfp4": (quant.quantize_mxfp4, torch.float4_e2m1fn_x2)}
+SHAPES = [(256, 1056), (1000, 4096)]
+M_VALUES = [17, 128, 1000, 4097]
+
+
+def converter_built(op):
+    return any(k["arch"] == "sm_90a" and k["op"] == op and k["meta"].get("role") == "mx_to_bf16"
+               for k in flygemm.info()["kernels"])
+
+
+def operands(op, M, N, K, seed, a_gain=1.0, w_gain=1.0):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    x = torch.randn(M, K, generator=g, device="cuda") * (0.25 + 4 * torch.rand(M, 1, generator=g, device="cuda"))
+    wf = torch.randn(N, K, generator=g, device="cuda") / math.sqrt(K)
+    quantize = OPS[op][0]
+    a, sa = quantize(x * a_gain)
+    w, sw = quantize(wf * w_gain)
+    bias = torch.randn(N, generator=g, device="cuda")
+    return a, w, sa, sw, bias
+
+
+def run_checked(op, a, w, sa, sw, bias, M, N):
+    buf, view = guarded_out(M, N, "cuda")
+    getattr(torch.ops.flygemm, op + "_out")(a, w, sa, sw, bias, None, out=view)
+    torch.cuda.synchronize()
+    check_guards(buf, M, N)
+    return view
+
+
+@requires_cuda
+@pytest.mark.parametrize("op", sorted(OPS))
+@pytest.mark.parametrize("M", M_VALUES)
+@pytest.mark.parametrize("N,K", SHAPES)
+@pytest.mark.parametrize("layout", ["plain", "preshuffled"])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_matches_oracle(op, M, N, K, layout, with_bias):
+    if not converter_built(op):
+        pytest.skip(f"no sm_90a MX converter for {op} in this build")
+    a, w, sa, sw, bias = operands(op, M, N, K, seed=M * 7 + N + K)
+    bias = bias if with_bias else None
+    assert flygemm.explain(op, M, N, K, OPS[op][1], "cuda")["kernel"].startswith("gemm_mxfp.")
+    w_in = flygemm.preshuffle(w) if layout == "preshuffled" else w
+    out = run_checked(op, a, w_in, sa, sw, bias, M, N)
+    ref = getattr(torch.ops.flygemm, op)(a.cpu(), w.cpu(), sa.cpu(), sw.cpu(), None if bias is None else bias.cpu())
+    assert not torch.isnan(out).any()
+    assert rel_fro(out, ref) <= 1e-2
+
+
+@requires_cuda
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_extreme_scales_are_exact(op):
+    """Activations scaled by 2^60 and weights by 2^-60: E8M0 bytes near 187 and 67. The products are
+    ordinary numbers; the conversion keeps every scaled value exact in bf16."""
+    if not converter_built(op):
+        pytest.skip(f"no sm_90a MX converter for {op} in this build")
+    M, N, K = 64, 256, 1024
+    a, w, sa, sw, _ = operands(op, M, N, K, seed=5, a_gain=2.0 ** 60, w_gain=2.0 ** -60)
+    assert sa.view(torch.uint8).max().item() >= 180 and sw.view(torch.uint8).min().item() <= 75
+    out = run_checked(op, a, w, sa, sw, None, M, N)
+    ref = getattr(torch.ops.flygemm, op)(a.cpu(), w.cpu(), sa.cpu(), sw.cpu())
+    assert torch.isfinite(out).all()
+    assert rel_fro(out, ref) <= 1e-2
+
+
+@requires_cuda
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_graph_replay_equals_eager(op):
+    if not converter_built(op):
+        pytest.skip(f"no sm_90a MX converter for {op} in this build")
+    M, N, K = 200, 512, 2048
+    static = list(operands(op, M, N, K, seed=1))
+    fn = getattr(torch.ops.flygemm, op)
+    flygemm.warmup("cuda")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(2):
+            fn(*static)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = fn(*static)
+    for seed in range(2, 12):
+        fresh = operands(op, M, N, K, seed=seed)
+        for dst, src in zip(static, fresh):
+            dst.copy_(src)
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(out, fn(*fresh)), f"replay {seed} differs from eager"
+
