@@ -40,17 +40,30 @@ const KernelRecord* record_by_name(const KernelTable& t, const char* name) {
   return nullptr;
 }
 
-// Among rows for one key: the smallest M bucket >= M. Above every bucket, an exact (N, K) key says
-// nothing (that M was never measured, so the default rows decide), while the default rows' largest
-// bucket covers any M.
-const DispatchRow* pick_bucket(const std::vector<const DispatchRow*>& rows, int64_t M, bool clamp_to_largest) {
+// Default rows (N = K = 0): the smallest M bucket >= M, the largest bucket covering any M above.
+// Exact (N, K) rows come from measurements at one M each (tools/tune.py writes the next power of two
+// as m_max), so a row answers only its power-of-two bucket (m_max / 2, m_max]: a row measured at
+// M = 128 says nothing about M = 1, which the default rows send to a decode kernel.
+const DispatchRow* pick_bucket(const std::vector<const DispatchRow*>& rows, int64_t M, bool is_default) {
   const DispatchRow* best = nullptr;
   const DispatchRow* largest = nullptr;
   for (const DispatchRow* r : rows) {
     if (!largest || r->m_max > largest->m_max) largest = r;
-    if (r->m_max >= M && (!best || r->m_max < best->m_max)) best = r;
+    const bool covers = r->m_max >= M && (is_default || r->m_max / 2 < M);
+    if (covers && (!best || r->m_max < best->m_max)) best = r;
   }
-  return best ? best : (clamp_to_largest ? largest : nullptr);
+  return best ? best : (is_default ? largest : nullptr);
+}
+
+// split_k = 0 in a row means "enough CTAs to fill the GPU": at least kTargetCtas CTAs over the N tiles
+// (measured on the H200 with the decode family, tools/tune.py 2026-11-30: 64 N tiles ran fastest at
+// split_k 3, 512 tiles at 1), and no more slices than K tiles.
+int32_t auto_split_k(const KernelRecord& k, const Query& q) {
+  constexpr int64_t kTargetCtas = 192;
+  const int64_t n_tiles = std::max<int64_t>(1, (q.N + k.tile_n - 1) / std::max(1, k.tile_n));
+  const int64_t k_tiles = std::max<int64_t>(1, q.K / std::max(1, k.tile_k));
+  const int64_t split = std::min((kTargetCtas + n_tiles - 1) / n_tiles, k_tiles);
+  return static_cast<int32_t>(std::clamp<int64_t>(split, 1, 64));
 }
 
 std::string describe(const Query& q) {
@@ -121,7 +134,8 @@ Choice choose_kernel(const KernelTable& t, const Query& q) {
     const DispatchRow* row = pick_bucket(*rows, q.M, rows == &defaults);
     const KernelRecord* k = row ? record_by_name(t, row->kernel) : nullptr;
     if (k && satisfies(*k, q)) {
-      return {k, std::max(1, std::min(row->split_k, std::max(1, k->max_split_k))), source};
+      const int32_t split_k = row->split_k == 0 ? auto_split_k(*k, q) : row->split_k;
+      return {k, std::max(1, std::min(split_k, std::max(1, k->max_split_k))), source};
     }
   }
   // No usable row: any kernel built for this problem kind whose alignment the shape meets.
@@ -191,6 +205,8 @@ std::string info_json() {
        << ", \"out_dtype\": " << json_str(dtype_code_name(k->out_dtype))
        << ", \"w_layout\": " << json_str(k->w_layout == WeightLayout::plain ? "plain" : "preshuffled")
        << ", \"tile\": [" << k->tile_m << ", " << k->tile_n << ", " << k->tile_k << "]"
+       << ", \"max_split_k\": " << k->max_split_k << ", \"requires_k_multiple\": " << k->requires_k_multiple
+       << ", \"requires_n_multiple\": " << k->requires_n_multiple
        << ", \"meta\": " << (k->meta_json && *k->meta_json ? k->meta_json : "{}") << "}";
     first = false;
   }

@@ -35,13 +35,13 @@ struct ParsedTable {
   const char* keep(const std::string& s) { return strings.emplace_back(s).c_str(); }
 };
 
-// kernels_csv lines: name,arch,op,in_dtype,out_dtype,k_multiple,n_multiple,max_split_k
+// kernels_csv lines: name,arch,op,in_dtype,out_dtype,k_multiple,n_multiple,max_split_k[,tile_n,tile_k]
 // rows_csv lines:    arch,op,in_dtype,out_dtype,m_max,N,K,kernel,split_k
 void parse_into(ParsedTable& t, const std::string& kernels_csv, const std::string& rows_csv) {
   for (const std::string& line : split(kernels_csv, '\n')) {
     if (line.empty()) continue;
     auto f = split(line, ',');
-    TORCH_CHECK(f.size() == 8, "dispatch_lookup: kernel line needs 8 fields: ", line);
+    TORCH_CHECK(f.size() == 8 || f.size() == 10, "dispatch_lookup: kernel line needs 8 or 10 fields: ", line);
     KernelRecord k{};
     k.name = t.keep(f[0]);
     k.arch = t.keep(f[1]);
@@ -51,6 +51,10 @@ void parse_into(ParsedTable& t, const std::string& kernels_csv, const std::strin
     k.requires_k_multiple = std::stoi(f[5]);
     k.requires_n_multiple = std::stoi(f[6]);
     k.max_split_k = std::stoi(f[7]);
+    if (f.size() == 10) {
+      k.tile_n = std::stoi(f[8]);
+      k.tile_k = std::stoi(f[9]);
+    }
     t.table.kernels.push_back(&t.kernels.emplace_back(k));
   }
   for (const std::string& line : split(rows_csv, '\n')) {

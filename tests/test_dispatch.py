@@ -45,15 +45,25 @@ _unique_m = itertools.count(70001)
 
 
 @pytest.mark.parametrize("M,expect", [
-    (1, ("k_small", 1)),
-    (16, ("k_small", 1)),      # bucket bounds are inclusive
-    (17, ("k_large", 2)),      # smallest bucket >= M
-    (128, ("k_large", 2)),
-    (129, ("k_large", 4)),
-    (1024, ("k_large", 4)),
+    (1, ("k_small", 1, "default")),   # below the 16 row's bucket (8, 16]: the default rows decide
+    (8, ("k_small", 1, "default")),
+    (9, ("k_small", 1, "table")),     # an exact row answers its power-of-two bucket (m_max / 2, m_max]
+    (16, ("k_small", 1, "table")),    # bucket bounds are inclusive
+    (17, ("k_small", 1, "default")),  # between measured buckets: default rows
+    (65, ("k_large", 2, "table")),
+    (128, ("k_large", 2, "table")),
+    (129, ("k_large", 3, "default")),
+    (513, ("k_large", 4, "table")),
+    (1024, ("k_large", 4, "table")),
 ])
-def test_exact_nk_smallest_bucket_at_least_m(M, expect):
-    assert lookup(M) == expect + ("table",)
+def test_exact_nk_rows_answer_their_power_of_two_bucket(M, expect):
+    assert lookup(M) == expect
+
+
+def test_row_measured_at_m128_does_not_capture_decode_sizes():
+    """The regression this rule fixes: a row tuned at M = 128 used to answer every M <= 128, sending
+    M = 1 to a 128-row tensor-core tile instead of the decode kernel of the default rows."""
+    assert lookup(1)[2] == "default" and lookup(100)[2] == "table"
 
 
 @pytest.mark.parametrize("M", [1025, 4096, 1 << 20])
@@ -63,10 +73,24 @@ def test_m_above_every_exact_bucket_uses_default_rows(M):
 
 
 def test_rows_of_other_dtypes_and_arches_are_ignored():
-    assert lookup(8, out_dtype="fp16") == ("k_fp16", 2, "table")
-    assert lookup(8, arch="gfx950", in_dtype="fp8_e4m3fn") == ("k_950", 2, "table")
+    assert lookup(40, out_dtype="fp16") == ("k_fp16", 2, "table")
+    assert lookup(40, arch="gfx950", in_dtype="fp8_e4m3fn") == ("k_950", 2, "table")
     # fp16 has one exact bucket (64) and no default rows: above it, any fp16 kernel, never a bf16 row.
     assert lookup(500, out_dtype="fp16") == ("k_fp16", 1, "fallback")
+
+
+@pytest.mark.parametrize("N,K,split_k", [
+    (2048, 7168, 3),    # 64 N tiles: 3 slices give 192 CTAs
+    (16384, 7168, 1),   # 512 N tiles fill the GPU alone
+    (4096, 7168, 2),
+    (64, 256, 2),       # 96 wanted, but only 2 K tiles
+    (64, 4096 * 128, 16),  # capped by the kernel's max_split_k
+])
+def test_split_k_zero_means_automatic(N, K, split_k):
+    kernels = "k_dec,sm_90a,gemm_a16w16,bf16,bf16,8,1,16,32,128\n"
+    rows = "sm_90a,gemm_a16w16,bf16,bf16,16,0,0,k_dec,0\n"
+    assert lookup(1, N, K, kernels=kernels, rows=rows, arch="sm_90a", op="gemm_a16w16", in_dtype="bf16") == \
+        ("k_dec", split_k, "default")
 
 
 def test_row_order_does_not_matter():
@@ -89,7 +113,7 @@ def test_no_rows_falls_back_to_any_matching_kernel():
     # Rows for other (N, K) only and no default rows: fallback as well.
     only_exact = "gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,16,4096,4096,k_large,2\n"
     assert lookup(3, 1024, 1024, rows=only_exact) == ("k_small", 1, "fallback")
-    assert lookup(3, rows=only_exact) == ("k_large", 2, "table")
+    assert lookup(12, rows=only_exact) == ("k_large", 2, "table")
 
 
 def test_row_naming_an_unknown_kernel_is_skipped():
@@ -114,9 +138,9 @@ gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,256,0,0,k_n64,2
 
 def test_alignment_constraint_skips_a_kernel():
     # Aligned: the table row is used.
-    assert lookup(8, 4096, 4096, kernels=ALIGN_KERNELS, rows=ALIGN_ROWS) == ("k_128", 2, "table")
+    assert lookup(200, 4096, 4096, kernels=ALIGN_KERNELS, rows=ALIGN_ROWS) == ("k_128", 2, "table")
     # K = 4000 is not a multiple of 128: the exact row's kernel is skipped, the default's is used.
-    assert lookup(8, 4096, 4000, kernels=ALIGN_KERNELS, rows=ALIGN_ROWS) == ("k_n64", 2, "default")
+    assert lookup(200, 4096, 4000, kernels=ALIGN_KERNELS, rows=ALIGN_ROWS) == ("k_n64", 2, "default")
     # N = 1040 meets neither k_128 nor k_n64 (N % 64): the first kernel that fits, split_k 1.
     assert lookup(8, 1040, 4096, kernels=ALIGN_KERNELS, rows=ALIGN_ROWS) == ("k_any", 1, "fallback")
 
@@ -138,9 +162,9 @@ def test_split_k_clamped_to_kernel_max():
             "gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,256,4096,4096,k_large,-3\n"
             "gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,512,4096,4096,k_zero,5\n")
     kernels = KERNELS + "k_zero,gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,16,16,0\n"
-    assert lookup(8, rows=rows, kernels=kernels) == ("k_large", 8, "table")   # 32 -> max 8
+    assert lookup(12, rows=rows, kernels=kernels) == ("k_large", 8, "table")  # 32 -> max 8
     assert lookup(40, rows=rows, kernels=kernels) == ("k_small", 1, "table")  # 4 -> max 1
-    assert lookup(100, rows=rows, kernels=kernels) == ("k_large", 1, "table")  # 0 -> at least 1
+    assert lookup(100, rows=rows, kernels=kernels) == ("k_large", 1, "table")  # 0 = automatic: 1 here
     assert lookup(200, rows=rows, kernels=kernels) == ("k_large", 1, "table")  # negative -> 1
     assert lookup(300, rows=rows, kernels=kernels) == ("k_zero", 1, "table")   # max 0 means 1
 
@@ -171,7 +195,7 @@ def test_empty_tables_raise_not_implemented():
 
 
 def test_bad_csv_is_rejected():
-    with pytest.raises(RuntimeError, match="kernel line needs 8 fields"):
+    with pytest.raises(RuntimeError, match="kernel line needs 8 or 10 fields"):
         lookup(8, kernels="k,gfx942,gemm_a8w8\n")
     with pytest.raises(RuntimeError, match="row line needs 9 fields"):
         lookup(8, rows="gfx942,gemm_a8w8,fp8_e4m3fnuz\n")
@@ -191,7 +215,7 @@ def test_log_misses_appends_tuner_rows(tmp_path, monkeypatch):
     monkeypatch.setenv("FLYGEMM_LOG_MISSES", str(log))
     m_hit, m_default, m_fallback = next(_unique_m), next(_unique_m), next(_unique_m)
     # A table hit logs nothing (M inside the largest exact bucket).
-    assert lookup(m_hit % 1024 + 1)[2] == "table"
+    assert lookup(m_hit % 512 + 513)[2] == "table"
     assert not log.exists() or log.read_text() == ""
     # A default-row miss and a fallback miss.
     assert lookup(m_default, 1024, 2048) == ("k_large", 3, "default")

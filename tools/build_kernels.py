@@ -104,7 +104,7 @@ def read_dispatch_rows(arch: str, kernel_names: set[str]) -> list[dict]:
         rows.append({
             "op": row["op"], "in_dtype": row["in_dtype"], "out_dtype": row["out_dtype"],
             "m_max": int(row["m_max"]), "N": int(row["N"] or 0), "K": int(row["K"] or 0),
-            "kernel": row["kernel"], "split_k": int(row["split_k"] or 1),
+            "kernel": row["kernel"], "split_k": int(row["split_k"]) if str(row["split_k"]).strip() else 1,
         })
     return rows
 
