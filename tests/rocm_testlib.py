@@ -438,3 +438,48 @@ def link_harness(tmpdir, built: list, objects: list) -> pathlib.Path:
                     f"-I{ROOT / 'csrc'}", str(reg), str(ROOT / "csrc" / "rocm_runtime.cpp"), *map(str, objects),
                     "-o", str(out), "-ldl", "-pthread"], check=True)
     return out
+
+
+# ------------------------------------------------------------------------------------------
+# Build outputs of the ROCm families and their ISA listings
+# ------------------------------------------------------------------------------------------
+def kernel_build_dir() -> pathlib.Path:
+    return pathlib.Path(os.environ.get("FLYGEMM_KERNEL_BUILD_DIR", ROOT / "build" / "kernels"))
+
+
+def built_kernels(families) -> list:
+    """[(kernel dir, meta)] of every ROCm kernel of ``families`` under the build directory."""
+    out = []
+    root = kernel_build_dir()
+    if root.is_dir():
+        for mf in sorted(root.glob("gfx*/*/*.meta.json")):
+            meta = json.loads(mf.read_text())
+            if meta.get("family") in families:
+                out.append((mf.parent, meta))
+    return out
+
+
+def isa_instructions(isa: str) -> list:
+    """The instruction and label lines of a FlyDSL final-ISA listing (no comments, no directives)."""
+    lines = []
+    for ln in isa.splitlines():
+        text = ln.split(";")[0].strip()
+        if text and not text.startswith("."):
+            lines.append(text)
+        elif re.match(r"^\.LBB\d+_\d+:", text):
+            lines.append(text)
+    return lines
+
+
+def isa_loops(isa: str) -> list:
+    """Bodies (instruction lists) of the loops of a listing: a label followed later by a branch
+    back to it."""
+    ins = isa_instructions(isa)
+    labels = {ln[:-1]: i for i, ln in enumerate(ins) if re.match(r"^\.LBB\d+_\d+:$", ln)}
+    loops = []
+    for i, ln in enumerate(ins):
+        m = re.match(r"^s_cbranch_\w+\s+(\.LBB\d+_\d+)$|^s_branch\s+(\.LBB\d+_\d+)$", ln)
+        target = m and (m.group(1) or m.group(2))
+        if target in labels and labels[target] < i:
+            loops.append(ins[labels[target] + 1:i + 1])
+    return loops

@@ -5,15 +5,18 @@ this file into every ROCm kernel's build cache key). A family file supplies a ``
 (dtypes, MFMA form per arch and dtype, kernel arguments, adapter checks), its FlyDSL kernel
 signature and the MFMA call; everything else lives here:
 
-  * ``Config`` / ``config_from_spec``: tile, wave grid, LDS padding, validation;
-  * ``_Geometry``: ALL index arithmetic (thread decomposition, A global/LDS offsets, preshuffled
-    W offsets, C coordinates, masks, buffer-resource sizes, scale offsets). The FlyDSL kernel
-    and the NumPy emulator call the same methods, so the emulator checks the kernel's
-    addressing without a GPU;
+  * ``Config`` / ``config_from_spec``: tile, wave grid, LDS padding, async copy, scheduling
+    hints (``preload``, default table ``PRELOAD_TABLE``), validation;
+  * ``_Geometry``: ALL index arithmetic (thread decomposition, A global/LDS offsets and the two
+    LDS layouts, the LDS-DMA lane mapping, preshuffled W offsets, C coordinates, masks,
+    buffer-resource sizes, scale offsets). The FlyDSL kernel and the NumPy emulator call the
+    same methods, so the emulator checks the kernel's addressing without a GPU;
   * ``KernelCore``: the IR-emitting pieces of the kernel (buffer resources rebased to the
-    workgroup's tile, LDS staging of A, preshuffled-W register loads, the MFMA k loop body,
-    the epilogue with optional per-tensor/per-row scales, bias, one rounding, masked store);
-  * ``emulate``: the NumPy model of that dataflow (buffer OOB, NaN-poisoned LDS, MFMA lanes);
+    workgroup's tile, LDS staging of A (registers + ds_write, or LDS DMA), preshuffled-W
+    register loads, the K-tile pipeline and its scheduling hints, the epilogue with optional
+    per-tensor/per-row scales, bias, one rounding, masked store);
+  * ``emulate``: the NumPy model of that dataflow (buffer OOB, NaN-poisoned LDS, LDS DMA lane
+    order and in-flight poisoning, MFMA lanes);
   * ``build`` / ``adapter_cpp`` / ``main``: ahead-of-time export (``export_to_c``), ISA dump
     and metadata, the C++ adapter from ``flygemm::LaunchArgs``, and the standalone CLI.
 
@@ -21,14 +24,19 @@ Dataflow (one workgroup = 4 waves = 256 threads computes a tile_m x tile_n tile;
 a ``wm x wn`` grid). Every global or LDS vector access moves 16 bytes (``vec`` elements:
 8 for 16-bit, 16 for 8-bit operands). Per K tile of ``tile_k``:
   * A: global -> registers (16-byte buffer loads) -> LDS (row-major, rows padded by ``lds_pad``
-    elements) -> registers in the MFMA A-operand layout;
+    elements) -> registers in the MFMA A-operand layout; or, with ``async_copy`` (params
+    ``async_copy=1``, gfx950 only), global -> LDS directly by LDS DMA (``buffer_load_dwordx4
+    ... lds``: no registers, no ds_write) into one of two LDS stages, in an unpadded layout
+    whose 16-byte chunks are XOR-swizzled by row (``_Geometry.a_lds_swizzle``, derived from
+    tile_k) because the DMA writes each wave's 64 chunks at consecutive addresses;
   * W (preshuffled [N/16, K/vec, 16, vec]) goes straight from global memory into registers in
     the MFMA B-operand layout (one 16-byte load per lane per 16 columns per k step), no LDS;
   * a "k step" is 4 lane groups x ``vec`` = 32 (16-bit) or 64 (8-bit) k: lane (l16, lg) holds
     row/column l16 and k = lg*vec .. +vec-1 of the step, for A and W alike, so the products pair
     up whatever k order an MFMA uses inside its operands. An MFMA form consumes ``steps`` k steps
     (1, or 2 for gfx950's k128 form) and issues ``steps*vec/lane_k`` instructions on them.
-The next tile's A and W are loaded into registers while the current tile is multiplied.
+The next tile's A and W are loaded (A: into registers, or by DMA into the other LDS stage)
+while the current tile is multiplied; ``preload`` orders that region (KernelCore.schedule_hints).
 Bounds: every global access goes through a buffer resource whose base is rebased to the
 workgroup's tile and whose size is the exact end of the valid region, so rows >= M read zeros
 and never write; K tails and N tails are masked by moving the offset to byte 0x80000000, past
@@ -42,7 +50,7 @@ import shutil
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 NUM_WAVES = 4
@@ -50,6 +58,7 @@ WAVE = 64
 THREADS = NUM_WAVES * WAVE
 VEC_BYTES = 16  # bytes per lane per global/LDS vector access
 LANE_GROUPS = 4  # a 16x16 MFMA's 64 lanes: 16 rows (columns) x 4 k groups
+LDS_BANK_CHUNKS = 16  # 16-byte chunks per LDS bank line on gfx950 (64 banks x 4 bytes)
 LDS_LIMIT = {"gfx942": 64 * 1024, "gfx950": 160 * 1024}
 SUPPORTED_ARCHS = ("gfx942", "gfx950")
 IN_BYTES = {"bf16": 2, "fp16": 2, "fp8_e4m3fn": 1, "fp8_e4m3fnuz": 1, "int8": 1}
@@ -58,6 +67,10 @@ OUT_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
 # inside a resource (the adapter keeps every resource below 2 GiB).
 OOB_BYTES = 0x80000000
 MAX_RESOURCE_BYTES = 0x7FFFFFFF
+# Archs with the 16-byte LDS DMA (buffer_load_dwordx4 ... lds); gfx942's moves 4 bytes per lane.
+ASYNC_COPY_ARCHS = ("gfx950",)
+# kernels CSV ``params`` keys the preshuffle families understand (a typo must not be ignored)
+KNOWN_PARAMS = ("wm", "wn", "lds_pad", "waves_per_eu", "async_copy", "preload")
 
 
 def oob_elems(esize: int) -> int:
@@ -107,6 +120,8 @@ class Config:
     lds_pad: int
     waves_per_eu: int
     form: MmaForm
+    async_copy: bool = False  # A global -> LDS by buffer_load ... lds (gfx950), see module docstring
+    preload: tuple = (0, 0)  # (LDS reads, global loads) scheduled ahead of the first MFMA of a K tile
 
     # derived --------------------------------------------------------------------------------
     @property
@@ -146,8 +161,29 @@ class Config:
         return self.tile_k + self.lds_pad
 
     @property
+    def lds_stages(self) -> int:  # A tiles in LDS: the async path fills one while the other is read
+        return 2 if self.async_copy else 1
+
+    @property
+    def lds_stage_elems(self) -> int:
+        return self.tile_m * self.lds_row
+
+    @property
     def lds_bytes(self) -> int:
-        return self.tile_m * self.lds_row * self.elem_bytes
+        return self.lds_stages * self.lds_stage_elems * self.elem_bytes
+
+    # instruction counts of one K tile's hot-loop region (what ``preload`` is bounded by)
+    @property
+    def ds_reads_per_tile(self) -> int:  # 16-byte LDS reads of A fragments, per thread
+        return self.m_rep * self.k_steps
+
+    @property
+    def ds_writes_per_tile(self) -> int:  # the async copy writes LDS without ds_write
+        return 0 if self.async_copy else self.a_passes
+
+    @property
+    def vmem_loads_per_tile(self) -> int:  # 16-byte global loads per thread: A (or A DMA), then W
+        return self.a_passes + self.n_rep * self.k_steps
 
     @property
     def out_bytes(self) -> int:
@@ -190,10 +226,39 @@ class Config:
             )
         if self.lds_pad < 0 or self.lds_pad % self.vec:
             err.append(f"lds_pad={self.lds_pad} must be a non-negative multiple of {self.vec}")
+        if self.async_copy:
+            err += self._async_copy_errors()
+        if not err:
+            err += self._preload_errors()
         if self.arch in LDS_LIMIT and self.lds_bytes > LDS_LIMIT[self.arch]:
             err.append(f"LDS {self.lds_bytes} B exceeds {LDS_LIMIT[self.arch]} B on {self.arch}")
         if err:
             raise ValueError(f"{self.family}: invalid config {self}: " + "; ".join(err))
+
+    def _async_copy_errors(self) -> list:
+        vpr = self.a_vecs_per_row
+        err = []
+        if self.lds_pad:
+            err.append(f"lds_pad={self.lds_pad} with async_copy=1: the async copy writes LDS in lane order, "
+                       "so its layout is the tile_k-derived XOR swizzle and has no row padding (use lds_pad=0)")
+        if vpr <= 0 or vpr & (vpr - 1):
+            err.append(f"async_copy=1 needs tile_k/{self.vec} = {vpr} 16-byte vectors per A row to be a power of "
+                       "two (the XOR swizzle must stay inside the row)")
+        return err
+
+    def _preload_errors(self) -> list:
+        p = self.preload
+        if (not isinstance(p, tuple) or len(p) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in p)):
+            return [f"preload={p!r} must be a pair of non-negative ints (LDS reads, global loads)"]
+        err = []
+        if p[0] > self.ds_reads_per_tile:
+            err.append(f"preload[0]={p[0]} exceeds the {self.ds_reads_per_tile} A-fragment LDS reads of one K tile "
+                       f"(m_rep {self.m_rep} x k_steps {self.k_steps})")
+        if p[1] > self.vmem_loads_per_tile:
+            err.append(f"preload[1]={p[1]} exceeds the {self.vmem_loads_per_tile} global loads of one K tile "
+                       f"(A {self.a_passes} + W n_rep {self.n_rep} x k_steps {self.k_steps})")
+        return err
 
 
 def config_from_spec(spec: dict, fam: Family) -> Config:
@@ -210,11 +275,17 @@ def config_from_spec(spec: dict, fam: Family) -> Config:
         err.append(f"out_dtype {out_dtype!r} not in {fam.out_dtypes}")
     if err:
         raise ValueError(f"{fam.name}: invalid spec {spec}: " + "; ".join(err))
+    unknown = sorted(set(params) - set(KNOWN_PARAMS))
+    if unknown:
+        raise ValueError(f"{fam.name}: unknown params {unknown} in {spec.get('name') or spec}; "
+                         f"known: {', '.join(KNOWN_PARAMS)}")
+    async_copy = _parse_async_copy(params.get("async_copy", 0), arch, fam.name)
     tile_m, tile_n, tile_k = int(spec["tile_m"]), int(spec["tile_n"]), int(spec["tile_k"])
     wn = int(params.get("wn", 0)) or max(1, min(NUM_WAVES, tile_n // 16))
     while NUM_WAVES % wn:
         wn -= 1
     wm = int(params.get("wm", 0)) or NUM_WAVES // wn
+    default_pad = 0 if async_copy else VEC_BYTES // IN_BYTES[in_dtype]
     cfg = Config(
         family=fam.name,
         arch=arch,
@@ -225,16 +296,85 @@ def config_from_spec(spec: dict, fam: Family) -> Config:
         tile_k=tile_k,
         wm=wm,
         wn=wn,
-        lds_pad=int(params.get("lds_pad", VEC_BYTES // IN_BYTES[in_dtype])),
+        lds_pad=int(params.get("lds_pad", default_pad)),
         waves_per_eu=int(params.get("waves_per_eu", 0)),
         form=fam.forms[(arch, in_dtype)],
+        async_copy=async_copy,
     )
+    cfg.validate()  # the tile first: the preload bounds and the default table depend on it
+    preload = parse_preload(params["preload"], fam.name) if "preload" in params else default_preload(cfg)
+    cfg = replace(cfg, preload=preload)
     cfg.validate()
     return cfg
 
 
+def _parse_async_copy(value, arch: str, family: str) -> bool:
+    """params ``async_copy`` (0 or 1). Checked before anything else about the tile, so asking for
+    it on an arch without the instruction is one clear error, not a compiler failure later."""
+    if value not in (0, 1, "0", "1", False, True):
+        raise ValueError(f"{family}: async_copy={value!r} must be 0 or 1")
+    on = bool(int(value))
+    if on and arch not in ASYNC_COPY_ARCHS:
+        raise ValueError(
+            f"{family}: async_copy=1 is not available on {arch}: it needs the 16-byte "
+            f"'buffer_load_dwordx4 ... lds' (global -> LDS without registers) of {', '.join(ASYNC_COPY_ARCHS)}; "
+            f"{arch} can only copy 4 bytes per lane that way. Use async_copy=0 on {arch}."
+        )
+    return on
+
+
+def parse_preload(value, family: str) -> tuple:
+    """params ``preload``: "D:V" (CSV) or a pair of ints -> (D, V); bounds are checked by
+    Config.validate (they depend on the tile)."""
+    if isinstance(value, str):
+        parts = value.split(":")
+        if len(parts) != 2 or not all(re.fullmatch(r"\s*\d+\s*", x) for x in parts):
+            raise ValueError(f"{family}: preload={value!r} must be 'D:V' with non-negative ints "
+                             "(D LDS reads, V global loads ahead of the first MFMA)")
+        return (int(parts[0]), int(parts[1]))
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        return tuple(value)
+    raise ValueError(f"{family}: preload={value!r} must be 'D:V' or a pair of non-negative ints")
+
+
+# Default ``preload`` (LDS reads, global loads scheduled ahead of a K tile's first MFMA; see
+# KernelCore.schedule_hints), keyed by (tile_m, tile_n, bytes of one A row = tile_k * element
+# size), so one table serves bf16/fp16 (2 bytes) and fp8/int8 (1 byte): tiles with the same key
+# issue the same number of 16-byte A loads, W loads and A-fragment LDS reads per K tile, which
+# is what these counts schedule. Values: the gfx950 8-bit tuning table of the public FlyDSL
+# preshuffle GEMM (_TILE_PRELOAD_TABLE in ROCm/FlyDSL kernels/gemm/preshuffle_gemm.py, keyed by
+# tile_k = bytes for 8-bit), used here for every dtype and both archs; not measured by flygemm
+# (no AMD GPU reachable). Other tiles get PRELOAD_FALLBACK. Every value is clamped to the
+# tile's counts (a table entry must never make a valid tile invalid).
+PRELOAD_TABLE = {
+    (16, 64, 256): (2, 2),
+    (16, 64, 512): (4, 4),
+    (16, 128, 256): (2, 2),
+    (32, 64, 128): (6, 6),
+    (64, 64, 128): (4, 4),
+    (64, 128, 128): (8, 8),
+    (64, 128, 256): (8, 8),
+    (64, 256, 128): (8, 8),
+    (128, 64, 128): (6, 6),
+    (128, 128, 64): (4, 4),
+    (128, 128, 128): (8, 8),
+    (128, 128, 256): (4, 4),
+    (128, 256, 128): (6, 6),
+    (256, 128, 128): (6, 6),
+}
+# Two LDS reads and two loads ahead: what the public FlyDSL preshuffle GEMM's hand schedule
+# hoists before the first MFMA (sched_dsrd(2) in its gfx942 hot-loop scheduler).
+PRELOAD_FALLBACK = (2, 2)
+
+
+def default_preload(cfg: Config) -> tuple:
+    d, v = PRELOAD_TABLE.get((cfg.tile_m, cfg.tile_n, cfg.tile_k * cfg.elem_bytes), PRELOAD_FALLBACK)
+    return (min(d, cfg.ds_reads_per_tile), min(v, cfg.vmem_loads_per_tile))
+
+
 def kernel_name(cfg: Config) -> str:
-    return f"{cfg.family}.{cfg.in_dtype}.{cfg.out_dtype}.t{cfg.tile_m}x{cfg.tile_n}x{cfg.tile_k}"
+    name = f"{cfg.family}.{cfg.in_dtype}.{cfg.out_dtype}.t{cfg.tile_m}x{cfg.tile_n}x{cfg.tile_k}"
+    return name + (".async" if cfg.async_copy else "")
 
 
 # --------------------------------------------------------------------------------------------
@@ -259,10 +399,14 @@ class _Geometry:
 
     # A: global -> registers, one 16-byte vector per pass. Offsets are relative to the
     # workgroup's rebased A (row m0, column 0).
-    def a_vec_coord(self, tid, p):
+    def a_vec_chunk(self, tid, p):  # (row in tile, 16-byte chunk of the row)
         c = self.c
         v = p * THREADS + tid
-        return v // c.a_vecs_per_row, (v % c.a_vecs_per_row) * c.vec  # (row in tile, k in tile)
+        return v // c.a_vecs_per_row, v % c.a_vecs_per_row
+
+    def a_vec_coord(self, tid, p):  # (row in tile, k in tile)
+        row, kc = self.a_vec_chunk(tid, p)
+        return row, kc * self.c.vec
 
     def a_global_offset(self, tid, p, kt, K, lda):
         row, kk = self.a_vec_coord(tid, p)
@@ -270,15 +414,68 @@ class _Geometry:
         return self.sel(k < K, row * lda + k, oob_elems(self.c.elem_bytes))
 
     def a_lds_store_offset(self, tid, p):
-        row, kk = self.a_vec_coord(tid, p)
-        return row * self.c.lds_row + kk
+        return self.a_lds_offset(*self.a_vec_chunk(tid, p))
+
+    # A in LDS (element offsets inside one stage). Synchronous path: row-major, each row padded
+    # by lds_pad elements, which staggers consecutive rows over the LDS banks. Async path: the
+    # LDS DMA writes 16 bytes per lane at consecutive addresses (wave base + 16 * lane), so a
+    # row cannot be padded; rows are tile_k elements and chunk kc of row r sits at chunk
+    # kc ^ a_lds_swizzle(r) of that row instead.
+    def a_lds_offset(self, row, kc):
+        c = self.c
+        if c.async_copy:
+            return row * c.tile_k + (kc ^ self.a_lds_swizzle(row)) * c.vec
+        return row * c.lds_row + kc * c.vec
+
+    def a_lds_swizzle(self, row):
+        """Async-path XOR swizzle, derived from tile_k (vpr = tile_k/vec chunks per row, a power
+        of two). An MFMA operand read (ds_read_b128) has 16 lanes read rows r..r+15 at one chunk
+        kc. LDS bank conflicts are resolved per phase: 8 lanes x 16 bytes over 32 banks, or 16
+        lanes over 64 banks, so both 8 and 16 consecutive rows must land in distinct 16-byte bank
+        groups (chunk positions mod 8, resp. mod 16). (r % vpr) alone does that when vpr >= 16;
+        for vpr = 4 or 8 a row's chunk positions repeat every 16/vpr rows, and XORing in
+        (r // vpr) % (16 // vpr) separates those rows too."""
+        vpr = self.c.a_vecs_per_row
+        return (row % vpr) ^ ((row // vpr) % max(1, LDS_BANK_CHUNKS // vpr))
+
+    def a_lds_stage(self, kt):  # which LDS stage holds K tile kt
+        return kt % self.c.lds_stages
+
+    def last_k_tile(self, nk):  # the kernel multiplies max(nk, 1) tiles (K == 0: one masked tile)
+        return self.sel(nk < 1, 0, nk - 1)
+
+    def a_lds_stage_base(self, stage):  # element offset of a stage
+        return stage * self.c.lds_stage_elems
+
+    # A: global -> LDS by LDS DMA (async path). Each pass, a wave writes 64 x 16 bytes at its
+    # wave-uniform base (the M0 value) + 16 * lane; these two methods give the base and, per
+    # thread, the global BYTE offset (the DMA moves bytes: its view of A is byte-typed whatever
+    # the element size) of the chunk that belongs at the thread's LDS position.
+    def a_dma_lds_wave_base(self, stage, p, wave):  # bytes from the LDS tile's start
+        c = self.c
+        return self.a_lds_stage_base(stage) * c.elem_bytes + (p * THREADS + wave * WAVE) * VEC_BYTES
+
+    def a_dma_chunk(self, tid, p):
+        """(row, global chunk) of A that thread tid copies in pass p: its LDS position
+        pos = p*THREADS + tid holds LDS chunk pos % vpr of row pos // vpr, which the swizzle
+        assigns to global chunk (pos % vpr) ^ swizzle(row) (the XOR is its own inverse)."""
+        vpr = self.c.a_vecs_per_row
+        pos = p * THREADS + tid
+        row = pos // vpr
+        return row, (pos % vpr) ^ self.a_lds_swizzle(row)
+
+    def a_dma_global_byte_offset(self, tid, p, kt, K, lda):
+        c = self.c
+        row, kc = self.a_dma_chunk(tid, p)
+        k = kt * c.tile_k + kc * c.vec
+        return self.sel(k < K, (row * lda + k) * c.elem_bytes, oob_elems(1))
 
     # A: LDS -> registers in the MFMA A layout: lane (l16, lg) holds row l16, k = lg*vec .. +vec-1
     # of k step s (the B operand uses the same k assignment, so the products pair up).
     def a_lds_load_offset(self, t, i, s):
         c = self.c
         row = t["wm"] * (c.tile_m // c.wm) + i * 16 + t["l16"]
-        return row * c.lds_row + s * c.kstep + t["lg"] * c.vec
+        return self.a_lds_offset(row, s * LANE_GROUPS + t["lg"])
 
     # W (preshuffled [N/16, K/vec, 16, vec]): global -> registers in the MFMA B layout: lane
     # (l16, lg) holds column l16 of the 16-column block, k = lg*vec .. +vec-1 of step s, i.e. one
@@ -329,18 +526,41 @@ class _Geometry:
 # --------------------------------------------------------------------------------------------
 # FlyDSL kernel pieces
 # --------------------------------------------------------------------------------------------
+# sched_group_barrier instruction classes (LLVM AMDGPU SchedGroupMask bits)
+SCHED_MFMA = 0x008
+SCHED_VMEM_READ = 0x020
+SCHED_DS_READ = 0x100
+
+
+def spread(n: int, slots: int) -> list:
+    """n items over ``slots`` slots as evenly as possible, earlier slots first:
+    spread(5, 4) == [2, 1, 1, 1]."""
+    if slots <= 0:
+        return []
+    return [(i + 1) * n // slots - i * n // slots for i in range(slots)][::-1] if n > 0 else [0] * slots
+
+
 class KernelCore:
     """IR-emitting pieces of the kernel. A family's ``@flyc.kernel`` function calls, in order,
     on a KernelCore ``kc`` created outside it (a closure variable):
 
         kc.begin(out, a, w, bias, M, N, K, lda, ldo)
-        acc = kc.acc0(); a_regs = kc.load_a(0); w_regs = kc.load_w(0)
+        acc = kc.acc0()
+        regs = kc.prologue()                 # registers carried from one K tile to the next
         for kt in range(0, kc.nk - 1):       # dynamic loop: must stay in the kernel function
-            kc.store_a(a_regs); barrier(); w_cur = w_regs
-            a_regs = kc.load_a(kt + 1); w_regs = kc.load_w(kt + 1)
-            acc = kc.compute(acc, w_cur); barrier()
-        kc.store_a(a_regs); barrier(); acc = kc.compute(acc, w_regs)
+            acc, regs = kc.k_tile(kt, acc, regs)
+        acc = kc.last_k_tile(acc, regs)
         kc.epilogue(acc[, scales])
+
+    K tile kt, synchronous path (one LDS stage; A staged through registers):
+        ds_write A(kt) regs -> LDS; barrier; load A(kt+1), W(kt+1) to registers;
+        MFMAs of kt (A fragments read from LDS, W(kt) from registers); barrier
+    Async path (gfx950; two LDS stages, A never in registers):
+        wait for the LDS DMA of A(kt) (own wave) ; barrier (every wave's DMA has landed and every
+        wave is done reading the stage A(kt+1) will overwrite); DMA A(kt+1) -> the other stage;
+        load W(kt+1); MFMAs of kt
+    In both, the loads of tile kt+1 and the MFMAs of tile kt form one scheduling region that
+    ``schedule_hints`` orders according to ``cfg.preload``.
 
     FlyDSL turns the kernel function's dynamic ``for`` into an scf.for by rewriting that
     function's source, so the loop itself cannot live in a helper; its loop-carried state is
@@ -400,8 +620,17 @@ class KernelCore:
             num_records_bytes=has_bias.select(fx.Int64(n_left) * 4, fx.Int64(0)),
         )
 
-        lds = fx.SharedAllocator().allocate(fx.Array[self.in_t, TM * cfg.lds_row, 16]).peek()
+        lds = fx.SharedAllocator().allocate(fx.Array[self.in_t, cfg.lds_stages * cfg.lds_stage_elems, 16]).peek()
         self.s_a = lds.ptr
+        if cfg.async_copy:
+            # The DMA's view of A is bytes (offsets from a_dma_global_byte_offset), whatever the
+            # element size; same base and size as a_rs.
+            a_bytes = rocdl.make_buffer_ptr(
+                fx.recast_iter(fx.Int8, a + fx.Int64(m0) * fx.Int64(lda)),
+                num_records_bytes=fx.Int64(geo.a_bytes(rows_valid, lda, K)),
+            )
+            self.a_rsrc_bytes = rocdl.get_buffer_rsrc(a_bytes)
+            self.s_a_bytes = fx.recast_iter(fx.Int8, self.s_a)
 
         self.t = geo.thread(tid)
         self.vty = fx.Vector.make_type(VEC_BYTES * 8 // self.reg_t.width, self.reg_t)
@@ -431,20 +660,129 @@ class KernelCore:
         for p in range(self.cfg.a_passes):
             self.fx.ptr_store(regs[p], self.s_a + self.geo.a_lds_store_offset(self.tid, p))
 
-    def compute(self, acc, wregs):
+    def dma_a(self, kt, stage):
+        """Async path: A tile kt global -> LDS stage by LDS DMA (buffer_load_dwordx4 ... lds),
+        one 16-byte chunk per lane per pass. The async form of the intrinsic is not tracked by
+        the compiler's wait insertion: the tracked form (raw_ptr_buffer_load_lds) makes LLVM put
+        s_waitcnt vmcnt(0) before the tile's first ds_read_b128, i.e. wait for the NEXT tile's
+        DMA, as it cannot tell the two stages apart (seen in the ISA). The explicit ``wait_a``
+        plus the barrier in ``k_tile`` order the DMA before the LDS reads instead."""
+        from flydsl.expr import rocdl
+        from flydsl.expr.typing import T
+
+        fx, geo = self.fx, self.geo
+        wave = self.tid // WAVE
+        i32 = lambda v: fx.Int32(v).ir_value()  # noqa: E731
+        for p in range(self.cfg.a_passes):
+            # M0 (the LDS address) must be wave-uniform: the wave base, read from lane 0.
+            base = rocdl.readfirstlane(T.i32, fx.Int32(geo.a_dma_lds_wave_base(stage, p, wave)).ir_value())
+            lds_ptr = (self.s_a_bytes + fx.Int32(base)).llvm_ptr
+            voffset = geo.a_dma_global_byte_offset(self.tid, p, kt, self.K, self.lda)
+            rocdl.raw_ptr_buffer_load_async_lds(self.a_rsrc_bytes, lds_ptr, i32(VEC_BYTES), i32(voffset), i32(0), i32(0))
+
+    def wait_a(self):
+        """Async path: this wave's LDS DMAs have landed (the other waves' are covered by the
+        barrier that follows). vmcnt(0), not the DMA's exact position in the counter: the
+        scheduler may interleave the tile's W loads with the DMAs, and those W registers feed
+        this tile's MFMAs anyway, issued as long ago as the DMAs. (rocdl.asyncmark /
+        wait_asyncmark would compute the count, but LLVM declares those intrinsics without
+        nocallback, which makes the kernel request every hidden kernel argument.)"""
+        from flydsl.expr import rocdl
+
+        rocdl.s_waitcnt(vmcnt=0)
+
+    def compute(self, acc, wregs, stage=0):
         fx, geo, c = self.fx, self.geo, self.cfg
         MR, NR, KS, G = c.m_rep, c.n_rep, c.k_steps, c.form.steps
         acc = list(acc)
+        s_a = self.s_a + geo.a_lds_stage_base(stage) if c.async_copy else self.s_a
         for s0 in range(0, KS, G):
             steps = range(s0, s0 + G)
             afr = [
-                [fx.ptr_load(self.s_a + geo.a_lds_load_offset(self.t, i, s), result_type=self.vty) for s in steps]
+                [fx.ptr_load(s_a + geo.a_lds_load_offset(self.t, i, s), result_type=self.vty) for s in steps]
                 for i in range(MR)
             ]
             for i in range(MR):
                 for j in range(NR):
                     acc[i * NR + j] = self.mma(afr[i], [wregs[j * KS + s] for s in steps], acc[i * NR + j])
         return acc
+
+    # ---- the K loop -----------------------------------------------------------------------
+    def prologue(self):
+        """Loads of K tile 0; returns the registers carried into the loop (sync: A then W;
+        async: W only, A(0) goes to LDS stage 0)."""
+        if self.cfg.async_copy:
+            self.dma_a(0, 0)
+            return self.load_w(0)
+        return self.load_a(0) + self.load_w(0)
+
+    def _split(self, regs):
+        na = 0 if self.cfg.async_copy else self.cfg.a_passes
+        return regs[:na], regs[na:]
+
+    def k_tile(self, kt, acc, regs):
+        """One steady-state K tile: multiply tile kt while tile kt+1 is loaded (see the class
+        docstring for the order and the barriers)."""
+        from flydsl.expr import gpu, rocdl
+
+        a_regs, w_cur = self._split(regs)
+        if self.cfg.async_copy:
+            self.wait_a()
+            gpu.barrier()
+            rocdl.sched_barrier(0)
+            self.dma_a(kt + 1, self.geo.a_lds_stage(kt + 1))
+            w_next = self.load_w(kt + 1)
+            acc = self.compute(acc, w_cur, self.geo.a_lds_stage(kt))
+            self.schedule_hints()
+            return acc, w_next
+        self.store_a(a_regs)
+        gpu.barrier()
+        rocdl.sched_barrier(0)
+        a_next = self.load_a(kt + 1)
+        w_next = self.load_w(kt + 1)
+        acc = self.compute(acc, w_cur)
+        self.schedule_hints()
+        gpu.barrier()
+        return acc, a_next + w_next
+
+    def last_k_tile(self, acc, regs):
+        from flydsl.expr import gpu
+
+        a_regs, w_cur = self._split(regs)
+        if self.cfg.async_copy:
+            self.wait_a()
+            gpu.barrier()
+            return self.compute(acc, w_cur, self.geo.a_lds_stage(self.geo.last_k_tile(self.nk)))
+        self.store_a(a_regs)
+        gpu.barrier()
+        return self.compute(acc, w_cur)
+
+    def schedule_hints(self):
+        """Order the hot-loop region (the loads of tile kt+1 and the MFMAs of tile kt) with
+        sched_group_barrier, the meaning the public FlyDSL preshuffle GEMM gives ``preload``:
+        first ``preload[1]`` global loads (VMEM reads: the A loads or A LDS-DMA loads, then the
+        W loads, in program order) and ``preload[0]`` A-fragment LDS reads, then the MFMAs one
+        at a time, each followed by its share of the remaining LDS reads and global loads,
+        spread evenly over the tile's MFMAs. Ends with sched_barrier(0) so nothing is moved
+        across the region's end. Hints only: data dependences still decide what is legal."""
+        from flydsl.expr import rocdl
+
+        c = self.cfg
+        d0, v0 = c.preload
+        n_mfma = c.mfma_per_tile
+        dsrd = spread(c.ds_reads_per_tile - d0, n_mfma)
+        vmem = spread(c.vmem_loads_per_tile - v0, n_mfma)
+        if v0:
+            rocdl.sched_group_barrier(SCHED_VMEM_READ, v0, 0)
+        if d0:
+            rocdl.sched_group_barrier(SCHED_DS_READ, d0, 0)
+        for i in range(n_mfma):
+            rocdl.sched_group_barrier(SCHED_MFMA, 1, 0)
+            if dsrd[i]:
+                rocdl.sched_group_barrier(SCHED_DS_READ, dsrd[i], 0)
+            if vmem[i]:
+                rocdl.sched_group_barrier(SCHED_VMEM_READ, vmem[i], 0)
+        rocdl.sched_barrier(0)
 
     def epilogue(self, acc, scales=None):
         """out = round_out(acc [* a_scale[m or 0] * w_scale[n or 0]] + bias[n]). Rows >= M fall
@@ -520,17 +858,22 @@ def emulate(cfg: Config, A, Wsh, bias, M, N, K, lda, ldo, out_init, decode=None,
     grid = cfg.grid(M, N)
     dec = decode or (lambda x: x)
 
-    def buf_load(arr, base, nbytes, off_elems, esize, n):
-        """Buffer load of n elements per thread; vectors past the resource size read 0 (the
-        kernel never issues a vector that straddles the end, which is asserted)."""
-        off = np.asarray(off_elems, dtype=np.int64).reshape(-1)
-        ob = (off * esize) & 0xFFFFFFFF  # the hardware's 32-bit unsigned byte offset
+    def buf_load_bytes(arr, base, nbytes, off_bytes, esize, n):
+        """Buffer load of n elements (esize bytes each) per thread at a BYTE offset from the
+        resource's base (element ``base`` of ``arr``); vectors past the resource size read 0
+        (the kernel never issues a vector that straddles the end, which is asserted, nor one
+        that starts inside an element)."""
+        ob = np.asarray(off_bytes, dtype=np.int64).reshape(-1) & 0xFFFFFFFF  # 32-bit unsigned
         inside = ob + n * esize <= nbytes
         assert np.all(inside | (ob >= nbytes)), "straddling buffer access"
+        assert np.all(ob[inside] % esize == 0), "buffer access inside an element"
         idx = base + (ob // esize)[:, None] + np.arange(n)[None, :]
-        res = np.zeros((len(off), n))
+        res = np.zeros((len(ob), n))
         res[inside] = arr[idx[inside]]
         return res
+
+    def buf_load(arr, base, nbytes, off_elems, esize, n):
+        return buf_load_bytes(arr, base, nbytes, np.asarray(off_elems, dtype=np.int64) * esize, esize, n)
 
     if scales is not None:
         a_scale, w_scale, a_row, w_row = scales
@@ -542,21 +885,54 @@ def emulate(cfg: Config, A, Wsh, bias, M, N, K, lda, ldo, out_init, decode=None,
             a_base, a_nb = m0 * lda, geo.a_bytes(rows_valid, lda, K)
             w_base, w_nb = n0 * K, geo.w_bytes(n_left, K)
             o_base, o_nb = m0 * ldo + n0, geo.out_bytes_(rows_valid, ldo, n_left)
-            lds = np.full(TM * cfg.lds_row, np.nan)
+            lds = np.full(cfg.lds_stages * cfg.lds_stage_elems, np.nan)
             acc = np.zeros((cfg.m_rep, cfg.n_rep, THREADS, 4))
-            for kt in range(max(nk, 1)):  # the kernel always multiplies at least one (masked) tile
-                # A -> LDS
+
+            def a_sync_to_lds(kt):  # registers -> ds_write, complete before the barrier
                 for p in range(cfg.a_passes):
                     vals = buf_load(A, a_base, a_nb, geo.a_global_offset(tid, p, kt, K, lda), esz, V)
                     so = geo.a_lds_store_offset(tid, p)
                     for q in range(V):
                         lds[so + q] = vals[:, q]
+
+            def a_dma_issue(kt):
+                """LDS DMA of tile kt as the hardware does it: lane l of a wave writes 16 bytes at
+                the wave's M0 base + 16*l. While in flight its destination reads as NaN, so a
+                compute that reads a stage before ``a_dma_wait`` poisons the result."""
+                stage = geo.a_lds_stage(kt)
+                writes = []
+                for p in range(cfg.a_passes):
+                    vals = buf_load_bytes(A, a_base, a_nb, geo.a_dma_global_byte_offset(tid, p, kt, K, lda), esz, V)
+                    lds_byte = geo.a_dma_lds_wave_base(stage, p, tid // WAVE) + (tid % WAVE) * VEC_BYTES
+                    assert np.all(lds_byte % VEC_BYTES == 0)
+                    idx = lds_byte // esz
+                    for q in range(V):
+                        lds[idx + q] = np.nan
+                    writes.append((idx, vals))
+                return writes
+
+            def a_dma_wait(writes):
+                for idx, vals in writes:
+                    for q in range(V):
+                        lds[idx + q] = vals[:, q]
+
+            in_flight = a_dma_issue(0) if cfg.async_copy else None
+            last = int(geo.last_k_tile(nk))
+            for kt in range(last + 1):  # the kernel always multiplies at least one (masked) tile
+                # A -> LDS: the synchronous path stores tile kt now; the async path waits for
+                # the DMA of tile kt and starts the DMA of tile kt+1 into the other stage
+                if cfg.async_copy:
+                    a_dma_wait(in_flight)
+                    in_flight = a_dma_issue(kt + 1) if kt < last else []
+                else:
+                    a_sync_to_lds(kt)
+                stage_base = geo.a_lds_stage_base(geo.a_lds_stage(kt))
                 for s0 in range(0, cfg.k_steps, G):
                     afr = []
                     for i in range(cfg.m_rep):
                         parts = []
                         for s in range(s0, s0 + G):
-                            lo = geo.a_lds_load_offset(t, i, s)
+                            lo = stage_base + geo.a_lds_load_offset(t, i, s)
                             parts.append(np.stack([lds[lo + q] for q in range(V)], axis=1))  # [256, V]
                         afr.append(np.concatenate(parts, axis=1))
                     for j in range(cfg.n_rep):
@@ -821,7 +1197,18 @@ def build(spec: dict, out_dir, fam: Family, make_launcher) -> dict:
         "m_rep": cfg.m_rep,
         "n_rep": cfg.n_rep,
         "lds_bytes": cfg.lds_bytes,
+        "lds_stages": cfg.lds_stages,
+        "lds_layout": ("tile_k rows, 16-byte chunks XOR-swizzled (async copy)" if cfg.async_copy
+                       else f"tile_k + {cfg.lds_pad} elements per row (padded)"),
         "dynamic_lds_bytes": 0,
+        # A global -> LDS by LDS DMA (buffer_load_dwordx4 ... lds) instead of registers + ds_write
+        "async_copy": cfg.async_copy,
+        # (LDS reads, global loads) scheduled before the first MFMA of each K tile, and the
+        # per-thread counts of one K tile they are taken from (KernelCore.schedule_hints)
+        "preload": list(cfg.preload),
+        "preload_default": list(default_preload(cfg)),
+        "k_tile_instructions": {"ds_read_b128": cfg.ds_reads_per_tile, "ds_write_b128": cfg.ds_writes_per_tile,
+                                "vmem_load_dwordx4": cfg.vmem_loads_per_tile, "mfma": cfg.mfma_per_tile},
         "grid": "(ceil(M/tile_m), ceil(N/tile_n), 1)",
         "block": [THREADS, 1, 1],
         "w_layout": fam.w_layout_doc,
@@ -865,7 +1252,7 @@ def main(fam: Family, build_fn, default_specs, argv=None, description=""):
     ap.add_argument("--in-dtype")
     ap.add_argument("--out-dtype")
     ap.add_argument("--tile", help="MxNxK, e.g. 128x128x64")
-    ap.add_argument("--params", default="", help="k=v;k=v (wm, wn, lds_pad, waves_per_eu)")
+    ap.add_argument("--params", default="", help="k=v;k=v (" + ", ".join(KNOWN_PARAMS) + "; preload=D:V)")
     args = ap.parse_args(argv)
     if args.tile:
         tm, tn, tk = (int(x) for x in args.tile.split("x"))

@@ -81,7 +81,7 @@ def kernel_name(cfg: Config) -> str:
 def _make_launcher(cfg: Config):
     import flydsl.compiler as flyc
     import flydsl.expr as fx
-    from flydsl.expr import gpu, rocdl
+    from flydsl.expr import rocdl
     from flydsl.expr.typing import T
 
     in_t = fx.BFloat16 if cfg.in_dtype == "bf16" else fx.Float16
@@ -122,19 +122,10 @@ def _make_launcher(cfg: Config):
     ):
         kc.begin(out, a, w, bias, M, N, K, lda, ldo)
         acc = kc.acc0()
-        a_regs = kc.load_a(0)
-        w_regs = kc.load_w(0)
+        regs = kc.prologue()
         for kt in range(0, kc.nk - 1):
-            kc.store_a(a_regs)
-            gpu.barrier()
-            w_cur = w_regs
-            a_regs = kc.load_a(kt + 1)
-            w_regs = kc.load_w(kt + 1)
-            acc = kc.compute(acc, w_cur)
-            gpu.barrier()
-        kc.store_a(a_regs)
-        gpu.barrier()
-        acc = kc.compute(acc, w_regs)
+            acc, regs = kc.k_tile(kt, acc, regs)
+        acc = kc.last_k_tile(acc, regs)
         kc.epilogue(acc)
 
     @flyc.jit
