@@ -1,6 +1,6 @@
 """Shared core of the ROCm preshuffled-weight GEMM families (FlyDSL 0.4.2, gfx942/gfx950).
 
-Used by kernels/rocm/gemm_a16w16.py and kernels/rocm/gemm_a8w8.py (tools/build_kernels.py hashes
+Used by kernels/rocm/gemm_a16w16.py, gemm_a8w8.py and gemm_mxfp.py (tools/build_kernels.py hashes
 this file into every ROCm kernel's build cache key). A family file supplies a ``Family``
 (dtypes, MFMA form per arch and dtype, kernel arguments, adapter checks), its FlyDSL kernel
 signature and the MFMA call; everything else lives here:
@@ -61,7 +61,9 @@ LANE_GROUPS = 4  # a 16x16 MFMA's 64 lanes: 16 rows (columns) x 4 k groups
 LDS_BANK_CHUNKS = 16  # 16-byte chunks per LDS bank line on gfx950 (64 banks x 4 bytes)
 LDS_LIMIT = {"gfx942": 64 * 1024, "gfx950": 160 * 1024}
 SUPPORTED_ARCHS = ("gfx942", "gfx950")
-IN_BYTES = {"bf16": 2, "fp16": 2, "fp8_e4m3fn": 1, "fp8_e4m3fnuz": 1, "int8": 1}
+# Bytes per storage element of A and W (fp4 e2m1 is stored as packed byte pairs: the core works on
+# the bytes, the family converts logical K).
+IN_BYTES = {"bf16": 2, "fp16": 2, "fp8_e4m3fn": 1, "fp8_e4m3fnuz": 1, "int8": 1, "fp4_e2m1_x2": 1}
 OUT_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
 # Buffer-resource offsets are 32-bit; masked accesses use this byte offset, which is never
 # inside a resource (the adapter keeps every resource below 2 GiB).
@@ -104,6 +106,11 @@ class Family:
     adapter_checks: object = None  # cfg -> C++ statements (variables p, fail) after the common checks
     adapter_locals: str = ""  # C++ declarations of the family's extra kernel arguments
     meta: tuple = ()  # extra (key, value) pairs for the build metadata
+    k_per_elem: int = 1  # logical K values per storage element (2 for packed fp4); LaunchArgs.K is logical
+    k_multiple: int = 0  # K must be a multiple of this (logical); 0: one 16-byte vector of storage elements
+
+    def k_multiple_of(self, cfg) -> int:
+        return self.k_multiple or cfg.vec * self.k_per_elem
 
 
 @dataclass(frozen=True)
@@ -472,10 +479,12 @@ class _Geometry:
 
     # A: LDS -> registers in the MFMA A layout: lane (l16, lg) holds row l16, k = lg*vec .. +vec-1
     # of k step s (the B operand uses the same k assignment, so the products pair up).
-    def a_lds_load_offset(self, t, i, s):
+    def a_frag_row(self, t, i):  # row in the tile of the lane's A operand in 16-row block i
         c = self.c
-        row = t["wm"] * (c.tile_m // c.wm) + i * 16 + t["l16"]
-        return self.a_lds_offset(row, s * LANE_GROUPS + t["lg"])
+        return t["wm"] * (c.tile_m // c.wm) + i * 16 + t["l16"]
+
+    def a_lds_load_offset(self, t, i, s):
+        return self.a_lds_offset(self.a_frag_row(t, i), s * LANE_GROUPS + t["lg"])
 
     # W (preshuffled [N/16, K/vec, 16, vec]): global -> registers in the MFMA B layout: lane
     # (l16, lg) holds column l16 of the 16-column block, k = lg*vec .. +vec-1 of step s, i.e. one
@@ -832,7 +841,24 @@ class KernelCore:
 # --------------------------------------------------------------------------------------------
 # NumPy emulator (uses _Geometry, models buffer OOB, LDS, MFMA lane layouts)
 # --------------------------------------------------------------------------------------------
-def emulate(cfg: Config, A, Wsh, bias, M, N, K, lda, ldo, out_init, decode=None, scales=None):
+def buffer_load_model(arr, base, nbytes, off_bytes, esize, n):
+    """A buffer load of n elements (esize bytes each) per thread at a BYTE offset from the
+    resource's base (element ``base`` of ``arr``), as the hardware's 32-bit unsigned offset;
+    vectors past the resource size read 0 (the kernel never issues a vector that straddles the
+    end, which is asserted, nor one that starts inside an element)."""
+    import numpy as np
+
+    ob = np.asarray(off_bytes, dtype=np.int64).reshape(-1) & 0xFFFFFFFF  # 32-bit unsigned
+    inside = ob + n * esize <= nbytes
+    assert np.all(inside | (ob >= nbytes)), "straddling buffer access"
+    assert np.all(ob[inside] % esize == 0), "buffer access inside an element"
+    idx = base + (ob // esize)[:, None] + np.arange(n)[None, :]
+    res = np.zeros((len(ob), n))
+    res[inside] = arr[idx[inside]]
+    return res
+
+
+def emulate(cfg: Config, A, Wsh, bias, M, N, K, lda, ldo, out_init, decode=None, scales=None, group_mma=None):
     """Runs the kernel's dataflow on the CPU, workgroup by workgroup, with all 256 threads as
     NumPy vectors and the same `_Geometry` addressing as the FlyDSL kernel.
 
@@ -843,7 +869,11 @@ def emulate(cfg: Config, A, Wsh, bias, M, N, K, lda, ldo, out_init, decode=None,
     ``scales`` = (a_scale, w_scale, a_per_row, w_per_row) for scaled families. Models
     buffer-resource bounds (past the size: loads read 0, stores are dropped; a straddling vector
     is an assertion error; offsets wrap at 32 bits as the hardware's), the LDS tile
-    (NaN-initialised) and the MFMA 16x16 operand/accumulator lane layouts of the form."""
+    (NaN-initialised) and the MFMA 16x16 operand/accumulator lane layouts of the form.
+    ``group_mma(tile, kt, g, i, j, a_frag, b_frag)`` replaces the MFMA model for families whose
+    MFMA reads more than the operands (block scales): it gets the workgroup's tile (m0, n0,
+    rows_valid, n_left), the K tile, the MFMA group and the undecoded [256, kl] operands, and
+    returns the [256, 4] accumulator increments."""
     import numpy as np
 
     def np_sel(c, a, b):
@@ -858,19 +888,7 @@ def emulate(cfg: Config, A, Wsh, bias, M, N, K, lda, ldo, out_init, decode=None,
     grid = cfg.grid(M, N)
     dec = decode or (lambda x: x)
 
-    def buf_load_bytes(arr, base, nbytes, off_bytes, esize, n):
-        """Buffer load of n elements (esize bytes each) per thread at a BYTE offset from the
-        resource's base (element ``base`` of ``arr``); vectors past the resource size read 0
-        (the kernel never issues a vector that straddles the end, which is asserted, nor one
-        that starts inside an element)."""
-        ob = np.asarray(off_bytes, dtype=np.int64).reshape(-1) & 0xFFFFFFFF  # 32-bit unsigned
-        inside = ob + n * esize <= nbytes
-        assert np.all(inside | (ob >= nbytes)), "straddling buffer access"
-        assert np.all(ob[inside] % esize == 0), "buffer access inside an element"
-        idx = base + (ob // esize)[:, None] + np.arange(n)[None, :]
-        res = np.zeros((len(ob), n))
-        res[inside] = arr[idx[inside]]
-        return res
+    buf_load_bytes = buffer_load_model
 
     def buf_load(arr, base, nbytes, off_elems, esize, n):
         return buf_load_bytes(arr, base, nbytes, np.asarray(off_elems, dtype=np.int64) * esize, esize, n)
@@ -887,6 +905,7 @@ def emulate(cfg: Config, A, Wsh, bias, M, N, K, lda, ldo, out_init, decode=None,
             o_base, o_nb = m0 * ldo + n0, geo.out_bytes_(rows_valid, ldo, n_left)
             lds = np.full(cfg.lds_stages * cfg.lds_stage_elems, np.nan)
             acc = np.zeros((cfg.m_rep, cfg.n_rep, THREADS, 4))
+            tile = dict(m0=m0, n0=n0, rows_valid=rows_valid, n_left=n_left)
 
             def a_sync_to_lds(kt):  # registers -> ds_write, complete before the barrier
                 for p in range(cfg.a_passes):
@@ -942,7 +961,10 @@ def emulate(cfg: Config, A, Wsh, bias, M, N, K, lda, ldo, out_init, decode=None,
                             axis=1,
                         )
                         for i in range(cfg.m_rep):
-                            acc[i, j] += mfma_emulate(dec(afr[i]), dec(bfr), cfg.form.lane_k)
+                            if group_mma is not None:
+                                acc[i, j] += group_mma(tile, kt, s0 // G, i, j, afr[i], bfr)
+                            else:
+                                acc[i, j] += mfma_emulate(dec(afr[i]), dec(bfr), cfg.form.lane_k)
             # epilogue
             if scales is not None:
                 sa_base, sa_nb = m0 * a_row, geo.scale_bytes(rows_valid, a_row)
@@ -1079,6 +1101,8 @@ def adapter_cpp(ident: str, sym: str, cfg: Config, name: str, fam: Family) -> st
     """C++ adapter: flygemm::LaunchArgs -> the FlyDSL export's ``void** args`` (kernel arguments
     in ``fam.kernel_args`` order, then the stream)."""
     out_sz, esz, vec = cfg.out_bytes, cfg.elem_bytes, cfg.vec
+    kmul = fam.k_multiple_of(cfg)
+    k_store = "p.K" if fam.k_per_elem == 1 else f"(p.K / {fam.k_per_elem})"  # storage elements of a row
     args = [f"&{a}" for a in fam.kernel_args] + ["&stream"]
     return f"""
 // ---- {name} ({cfg.arch}) : generated by kernels/rocm/{fam.name}.py ----
@@ -1110,11 +1134,11 @@ int {ident}_launch(const flygemm::LaunchArgs& p, char* err, int err_len) {{
   if (p.split_k != 1) return fail("split_k must be 1 (no split-K mode)");
   if (p.M < 0 || p.N < 0 || p.K < 0) return fail("negative size");
   if (p.N % 16 != 0) return fail("N must be a multiple of 16 (preshuffled weight)");
-  if (p.K % {vec} != 0) return fail("K must be a multiple of {vec}");
+  if (p.K % {kmul} != 0) return fail("K must be a multiple of {kmul}");
   if (p.bias != nullptr && p.bias_dtype != flygemm::DType::fp32) return fail("bias must be fp32");
 {fam.adapter_checks(cfg) if fam.adapter_checks else ""}
   if (p.M == 0 || p.N == 0) return 0;
-  if (p.lda < p.K || p.ldo < p.N) return fail("row stride smaller than the row");
+  if (p.lda < {k_store} || p.ldo < p.N) return fail("row stride smaller than the row");
   // 16-byte vector loads of A and W
   if (p.lda % {vec} != 0 || ((uintptr_t)p.a % 16) != 0) return fail("A rows must be 16-byte aligned");
   if (((uintptr_t)p.w % 16) != 0) return fail("W must be 16-byte aligned");
@@ -1123,7 +1147,7 @@ int {ident}_launch(const flygemm::LaunchArgs& p, char* err, int err_len) {{
   const long long lim = 0x7fffffffLL;
   if (p.M > lim || p.N > lim || p.K > lim || p.lda > lim || p.ldo > lim) return fail("size exceeds int32");
   if ((long long){cfg.tile_m} * p.lda * {esz} >= lim) return fail("lda too large for 32-bit buffer offsets");
-  if ((long long){cfg.tile_n} * p.K * {esz} >= lim) return fail("K too large for 32-bit buffer offsets");
+  if ((long long){cfg.tile_n} * {k_store} * {esz} >= lim) return fail("K too large for 32-bit buffer offsets");
   if ((long long){cfg.tile_m} * p.ldo * {out_sz} >= lim) return fail("ldo too large for 32-bit buffer offsets");
   void* out = p.out;
   void* a = const_cast<void*>(p.a);
@@ -1213,7 +1237,7 @@ def build(spec: dict, out_dir, fam: Family, make_launcher) -> dict:
         "block": [THREADS, 1, 1],
         "w_layout": fam.w_layout_doc,
         "bias": "fp32 [N] or null",
-        "requires": {"N_multiple": 16, "K_multiple": cfg.vec, "split_k": 1},
+        "requires": {"N_multiple": 16, "K_multiple": fam.k_multiple_of(cfg), "split_k": 1},
         "mfma": cfg.mfma,
         "mfma_per_k_tile": cfg.mfma_per_tile,
         "hsaco": f"{ident}.hsaco",
@@ -1234,7 +1258,7 @@ def build(spec: dict, out_dir, fam: Family, make_launcher) -> dict:
         "link_libs": [],
         "link_flags": ["-ldl", "-pthread"],
         "meta": meta,
-        "requires_k_multiple": cfg.vec,
+        "requires_k_multiple": fam.k_multiple_of(cfg),
         "requires_n_multiple": 16,
         "max_split_k": 1,
     }
