@@ -73,6 +73,34 @@ std::string describe(const Query& q) {
   return os.str();
 }
 
+// (arch, op) pairs without a kernel by design: the hardware lacks the instructions, so a call is
+// answered with the reason and the alternative instead of "not implemented yet"
+// (docs/ROCM.md, "MX formats").
+struct UnsupportedByDesign {
+  const char* arch;
+  OpKind op;
+  const char* why;
+  const char* instead;
+};
+
+constexpr UnsupportedByDesign kUnsupportedByDesign[] = {
+    {"gfx942", OpKind::mxfp8,
+     "CDNA3 has no block-scaled MFMA (v_mfma_scale_f32_16x16x128_f8f6f4 is gfx950-only) and its fp8 MFMA "
+     "reads e4m3fnuz, not MXFP8's OCP e4m3fn",
+     "dequantize with flygemm.quant.dequantize_mxfp8(q, scale).to(torch.bfloat16) (exact) and call "
+     "flygemm.gemm_a16w16, or run gemm_mxfp8 on gfx950 (MI350X/MI355X)"},
+    {"gfx942", OpKind::mxfp4, "CDNA3 has no fp4 (e2m1) data path and no block-scaled MFMA",
+     "dequantize with flygemm.quant.dequantize_mxfp4(q, scale).to(torch.bfloat16) (exact) and call "
+     "flygemm.gemm_a16w16, or run gemm_mxfp4 on gfx950 (MI350X/MI355X)"},
+};
+
+const UnsupportedByDesign* unsupported_by_design(const Query& q) {
+  for (const UnsupportedByDesign& u : kUnsupportedByDesign) {
+    if (q.arch == u.arch && q.op == u.op) return &u;
+  }
+  return nullptr;
+}
+
 [[noreturn]] void no_kernel(const KernelTable& t, const Query& q) {
   std::set<std::string> archs, variants, constraints;
   for (const KernelRecord* k : t.kernels) {
@@ -92,6 +120,10 @@ std::string describe(const Query& q) {
   };
   TORCH_CHECK_NOT_IMPLEMENTED(archs.count(q.arch), describe(q), ": this build has no kernels for arch ", q.arch,
               "; arches with kernels: ", join(archs));
+  if (const UnsupportedByDesign* u = variants.empty() ? unsupported_by_design(q) : nullptr) {
+    TORCH_CHECK_NOT_IMPLEMENTED(false, describe(q), ": not supported on ", q.arch, ": ", u->why, ". Instead, ",
+                                u->instead, ".");
+  }
   TORCH_CHECK_NOT_IMPLEMENTED(!variants.empty(), describe(q), ": no ", q.arch, " kernel implements this op yet");
   TORCH_CHECK_NOT_IMPLEMENTED(!constraints.empty(), describe(q), ": no ", q.arch, " kernel for this dtype combination; built: ",
               join(variants));

@@ -279,7 +279,8 @@ int dtype_bytes(flygemm::DType t) {
 // Refuses to run unless the loaded HIP library is the stub (tests/stub_hip), so that it can
 // never launch a kernel on real hardware with invalid pointers. a_scale_kind / w_scale_kind are
 // flygemm::ScaleKind codes: when not none, the scale pointer is set (fake) with that kind;
-// with_bias sets a fake fp32 bias pointer. A's row stride is K rounded up to 16 bytes.
+// with_bias sets a fake fp32 bias pointer. A's row stride is a row of A (K, or K/2 bytes for
+// packed fp4) rounded up to 16 bytes.
 extern "C" int flygemm_rocm_probe_record_ex(const flygemm::KernelRecord* rec, int64_t M, int64_t N, int64_t K,
                                             int split_k, int a_scale_kind, int w_scale_kind, int with_bias,
                                             char* out, int out_len) {
@@ -319,11 +320,12 @@ extern "C" int flygemm_rocm_probe_record_ex(const flygemm::KernelRecord* rec, in
     a.w_scale = reinterpret_cast<const void*>(uintptr_t{0x7f6000000000});
     a.w_scale_kind = static_cast<flygemm::ScaleKind>(w_scale_kind);
   }
-  const int64_t per16 = 16 / dtype_bytes(rec->in_dtype);  // elements per 16 bytes
+  const int64_t per16 = 16 / dtype_bytes(rec->in_dtype);  // storage elements per 16 bytes
+  const int64_t row = rec->in_dtype == flygemm::DType::fp4_e2m1_x2 ? K / 2 : K;  // storage elements
   a.M = M;
   a.N = N;
   a.K = K;
-  a.lda = (K + per16 - 1) / per16 * per16;
+  a.lda = (row + per16 - 1) / per16 * per16;
   a.ldo = N;
   a.split_k = split_k;
   a.device = device;
