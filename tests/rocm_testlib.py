@@ -241,11 +241,16 @@ FAMILY_KERNEL_ARGS = {
                     ("ldo", 4)],
     "gemm_a8w8": [("out", 8), ("a", 8), ("w", 8), ("bias", 8), ("a_scale", 8), ("w_scale", 8), ("M", 4), ("N", 4),
                   ("K", 4), ("lda", 4), ("ldo", 4), ("a_scale_per_row", 4), ("w_scale_per_row", 4)],
+    # gemm_mxfp8 / gemm_mxfp4 (kernels/rocm/gemm_mxfp.py): K logical, lda in bytes
+    "gemm_mxfp": [("out", 8), ("a", 8), ("w", 8), ("bias", 8), ("a_scale", 8), ("w_scale", 8), ("M", 4), ("N", 4),
+                  ("K", 4), ("lda", 4), ("ldo", 4)],
 }
-# bytes per element of A (the probe's lda is K rounded up to 16 bytes)
-IN_BYTES = {"bf16": 2, "fp16": 2, "fp8_e4m3fn": 1, "fp8_e4m3fnuz": 1, "int8": 1}
+# bytes per storage element of A (the probe's lda is a row of A rounded up to 16 bytes)
+IN_BYTES = {"bf16": 2, "fp16": 2, "fp8_e4m3fn": 1, "fp8_e4m3fnuz": 1, "int8": 1, "fp4_e2m1_x2": 1}
+# logical K values per storage element (fp4 e2m1 is packed in pairs)
+K_PER_ELEM = {"fp4_e2m1_x2": 2}
 # flygemm::ScaleKind codes (csrc/launch.h)
-SCALE_NONE, SCALE_PER_TENSOR, SCALE_PER_ROW = 0, 1, 2
+SCALE_NONE, SCALE_PER_TENSOR, SCALE_PER_ROW, SCALE_BLOCK, SCALE_MX = 0, 1, 2, 3, 4
 
 
 def kernarg_layout(family: str) -> list:
@@ -332,7 +337,7 @@ def ceil_div(a, b):
 
 
 def check_launches(log: list, kernel: dict, arch: str, cases: list) -> None:
-    """Checks the stub log of probing one ROCm kernel record (family gemm_a16w16 or gemm_a8w8)
+    """Checks the stub log of probing one ROCm kernel record (family gemm_a16w16, gemm_a8w8, gemm_mxfp)
     with `cases` [(M, N, K[, a_scale_kind, w_scale_kind, bias]), ...]: one code-object load for
     the device, of the right target; the kernel symbol with the family's kernarg layout and the
     expected LDS/scratch metadata; and per launch the grid, block, dynamic LDS and the kernarg
@@ -361,6 +366,7 @@ def check_launches(log: list, kernel: dict, arch: str, cases: list) -> None:
     expected = [c for c in cases if c[0] > 0 and c[1] > 0]
     assert len(launches) == len(expected), (launches, expected)
     per16 = 16 // IN_BYTES[in_dtype]
+    k_per_elem = K_PER_ELEM.get(in_dtype, 1)
     for e, case in zip(launches, expected):
         M, N, K, akind, wkind, bias = (list(case) + [SCALE_NONE, SCALE_NONE, False][len(case) - 3:])
         assert e["rc"] == 0 and e["name"] == f["name"]
@@ -371,7 +377,9 @@ def check_launches(log: list, kernel: dict, arch: str, cases: list) -> None:
         assert e["via"] == "kernelParams" and e["kernarg_size"] == size
         ka = decode_kernarg(family, e["kernarg"])
         want = dict(out=PROBE_OUT, a=PROBE_A, w=PROBE_W, bias=PROBE_BIAS if bias else 0, M=M, N=N, K=K,
-                    lda=ceil_div(K, per16) * per16, ldo=N)
+                    lda=ceil_div(K // k_per_elem, per16) * per16, ldo=N)
+        if family == "gemm_mxfp":
+            want.update(a_scale=PROBE_A_SCALE if akind else 0, w_scale=PROBE_W_SCALE if wkind else 0)
         if family == "gemm_a8w8":
             want.update(a_scale=PROBE_A_SCALE if akind else 0, w_scale=PROBE_W_SCALE if wkind else 0,
                         a_scale_per_row=int(akind == SCALE_PER_ROW), w_scale_per_row=int(wkind == SCALE_PER_ROW))

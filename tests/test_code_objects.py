@@ -5,7 +5,7 @@
    e_flags target = the export's arch, AMDGPU metadata note (decoded here, MessagePack): no
    scratch, LDS within the arch's limit, register counts within limits and no spills, wave64,
    and the explicit kernel arguments laid out exactly as the exported launcher packs them.
-2. The build outputs of every ROCm family (kernels/rocm/gemm_a16w16.py, gemm_a8w8.py;
+2. The build outputs of every ROCm family (kernels/rocm/gemm_a16w16.py, gemm_a8w8.py, gemm_mxfp.py;
    build/kernels/<arch>/<kernel>/, or $FLYGEMM_KERNEL_BUILD_DIR): the saved HSACO equals the one
    in the export object (and in the library); the kernel arguments are the family's (kernarg
    size = what the launcher packs); the ISA listing saved at build time (FlyDSL's final ISA, the
@@ -53,7 +53,7 @@ def _embedded():
     return [dict(e, library=str(lib)) for e in rt.embedded_exports(lib)]
 
 
-FAMILIES = ("gemm_a16w16", "gemm_a8w8")
+FAMILIES = ("gemm_a16w16", "gemm_a8w8", "gemm_mxfp")
 
 
 def _built():
@@ -80,6 +80,10 @@ EXPECTED_MFMA = {
     ("gemm_a8w8", "gfx942", "int8"): ("v_mfma_i32_16x16x32_i8", 2),
     ("gemm_a8w8", "gfx950", "fp8_e4m3fn"): ("v_mfma_scale_f32_16x16x128_f8f6f4", 0.5),
     ("gemm_a8w8", "gfx950", "int8"): ("v_mfma_i32_16x16x64_i8", 1),
+    # OCP MX (per 64-byte k step: fp8 128 K = one MFMA per 2 steps; fp4 128 K = one per step);
+    # format modifiers and the real scales are checked in test_rocm_mx.py
+    ("gemm_mxfp", "gfx950", "fp8_e4m3fn"): ("v_mfma_scale_f32_16x16x128_f8f6f4", 0.5),
+    ("gemm_mxfp", "gfx950", "fp4_e2m1_x2"): ("v_mfma_scale_f32_16x16x128_f8f6f4", 1),
 }
 
 
@@ -154,7 +158,8 @@ def test_build_outputs(item):
     # kernarg: the family's arguments (pointers 8 bytes, int32 scalars), nothing hidden
     assert _explicit_args(kernel) == [(o, s) for o, s, _ in rt.kernarg_layout(family)]
     assert [a[".value_kind"] for a in kernel[".args"]] == [k for _, _, k in rt.kernarg_layout(family)]
-    assert kernel[".kernarg_segment_size"] == rt.kernarg_size(family) == {"gemm_a16w16": 52, "gemm_a8w8": 76}[family]
+    assert kernel[".kernarg_segment_size"] == rt.kernarg_size(family) == {"gemm_a16w16": 52, "gemm_a8w8": 76,
+                                                                          "gemm_mxfp": 68}[family]
     assert meta["kernel_args"] == [n for n, _ in rt.FAMILY_KERNEL_ARGS[family]]
     if meta.get("launcher_abi"):  # what the exported host launcher packs, in that order
         packed = rt.abi_kernarg_layout(meta["launcher_abi"])
@@ -198,10 +203,10 @@ def test_build_outputs(item):
     assert "scratch_" not in body
     assert re.search(r"\.amdhsa_private_segment_fixed_size\s+0\b", isa)
     # epilogue: one fp32 bias load per 16-column block; gemm_a8w8 adds a w_scale per block and
-    # an a_scale per accumulator row (4 per 16-row block); no contraction into fma (the oracle
-    # rounds the products and the bias add separately)
+    # an a_scale per accumulator row (4 per 16-row block); gemm_mxfp applies its scales in the
+    # MFMA; no contraction into fma (the oracle rounds the products and the bias add separately)
     dword_loads = len(re.findall(r"^\s*buffer_load_dword\s", body, re.M))
-    assert dword_loads == (nr if family == "gemm_a16w16" else 4 * mr + 2 * nr), dword_loads
+    assert dword_loads == (4 * mr + 2 * nr if family == "gemm_a8w8" else nr), dword_loads
     assert not re.search(r"^\s*v_(pk_)?fma", body, re.M)
     # int32 accumulators are converted to fp32 once, in the epilogue
     n_cvt = len(re.findall(r"^\s*v_cvt_f32_i32", body, re.M))

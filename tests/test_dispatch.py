@@ -179,7 +179,14 @@ def test_unknown_arch_names_arch_and_supported():
 
 
 def test_op_without_kernels():
-    with pytest.raises(NotImplementedError, match=r"gemm_mxfp4 on gfx942.*no gfx942 kernel implements this op"):
+    with pytest.raises(NotImplementedError, match=r"gemm_mxfp4 on gfx950.*no gfx950 kernel implements this op"):
+        lookup(8, arch="gfx950", op="gemm_mxfp4", in_dtype="fp4_e2m1_x2")
+
+
+def test_op_unsupported_by_design_says_why_and_what_instead():
+    # gfx942 has no MX hardware (docs/ROCM.md, "MX formats")
+    with pytest.raises(NotImplementedError, match=r"gemm_mxfp4 on gfx942 .*: not supported on gfx942: CDNA3 has no fp4 "
+                                                  r".*flygemm\.quant\.dequantize_mxfp4.*flygemm\.gemm_a16w16"):
         lookup(8, op="gemm_mxfp4", in_dtype="fp4_e2m1_x2")
 
 

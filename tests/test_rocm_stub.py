@@ -5,11 +5,12 @@ FLYGEMM_HIP_LIBRARY. torch.ops.flygemm_testing.rocm_launch_probe loads and launc
 record with fake device pointers; the stub logs every module load, function lookup and launch.
 Each scenario runs in a fresh process (the HIP library and the modules are process-global).
 
-Checks, for every family (gemm_a16w16, gemm_a8w8): the device arch comes from the stub; the code
+Checks, for every family (gemm_a16w16, gemm_a8w8, gemm_mxfp): the device arch comes from the stub; the code
 object loaded is the one for that arch (and a code object for another arch is rejected); the
 module is loaded once per device; grid, block, dynamic LDS and the kernarg bytes (pointers,
 sizes, strides; gemm_a8w8: the scale pointers and the per-row flags of every scale-kind
-combination, bias) follow the kernel's tile config for several shapes, ragged M included;
+combination, bias; gemm_mxfp: the E8M0 scale pointers, logical K and the packed-fp4 row stride)
+follow the kernel's tile config for several shapes, ragged M included;
 argument validation; the error without libamdhip64."""
 
 import json
@@ -63,7 +64,11 @@ T, R = rt.SCALE_PER_TENSOR, rt.SCALE_PER_ROW
 # gemm_a8w8: (M, N, K, a_scale_kind, w_scale_kind, bias): every kind combination, ragged M
 CASES_A8W8 = [(1, 64, 64, T, T, False), (7, 4096, 4096, R, T, True), (129, 256, 128, T, R, False),
               (1000, 1024, 528, R, R, True), (4096, 4096, 4096, R, R, False), (33, 48, 16, T, T, True)]
-FAMILY_CASES = {"gemm_a16w16": CASES, "gemm_a8w8": CASES_A8W8}
+MX = rt.SCALE_MX
+# gemm_mxfp8 / gemm_mxfp4: MX scales, K % 32, ragged M, N and K tails
+CASES_MX = [(1, 64, 64, MX, MX, False), (7, 4096, 4096, MX, MX, True), (129, 256, 160, MX, MX, False),
+            (1000, 1040, 1056, MX, MX, True), (4097, 4096, 7168, MX, MX, False), (33, 48, 32, MX, MX, True)]
+FAMILY_CASES = {"gemm_a16w16": CASES, "gemm_a8w8": CASES_A8W8, "gemm_mxfp": CASES_MX}
 
 
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
@@ -72,11 +77,13 @@ def test_device_arch_from_stub(stub, tmp_path, arch, kernels):
     assert out["arch"] == arch
 
 
-@pytest.mark.parametrize("family", ["gemm_a16w16", "gemm_a8w8"])
+@pytest.mark.parametrize("family", ["gemm_a16w16", "gemm_a8w8", "gemm_mxfp"])
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
 def test_launch_geometry(stub, tmp_path, arch, family, kernels):
     ks = _family(kernels, arch, family)
     if not ks:
+        if family == "gemm_mxfp" and arch == "gfx942":
+            pytest.skip("no MX kernels on gfx942 by design (docs/ROCM.md, 'MX formats')")
         pytest.skip(f"no {family} kernels for {arch} in this build")
     log = tmp_path / "stub.jsonl"
     per_kernel = [[c for c in FAMILY_CASES[family]
@@ -106,6 +113,9 @@ def test_all_families_present(kernels):
     for arch in ("gfx942", "gfx950"):
         if any(a == arch for a, _ in have):
             assert {(arch, "gemm_a16w16"), (arch, "gemm_a8w8")} <= have, sorted(have)
+    if any(a == "gfx950" for a, _ in have):
+        assert ("gfx950", "gemm_mxfp") in have, sorted(have)
+    assert ("gfx942", "gemm_mxfp") not in have  # gfx942 has no MX hardware
 
 
 def test_code_object_for_other_arch_is_rejected(stub, tmp_path, kernels):
@@ -153,6 +163,35 @@ def test_gemm_a8w8_argument_validation(stub, tmp_path, kernels):
         assert rt.decode_kernarg("gemm_a16w16", launch["kernarg"])["bias"] == rt.PROBE_BIAS
     if not tested:
         pytest.skip("no gemm_a8w8 ROCm kernels")
+
+
+def test_gemm_mxfp_argument_validation(stub, tmp_path, kernels):
+    ks = _family(kernels, "gfx950", "gemm_mxfp")
+    if not ks:
+        pytest.skip("no gemm_mxfp ROCm kernels")
+    fp8 = next(k for k in ks if ".fp8_e4m3fn." in k["name"])
+    fp4 = next(k for k in ks if ".fp4_e2m1_x2." in k["name"])
+    log = tmp_path / "mx.jsonl"
+    out = rt.run_probes("torch", rt.stub_env(stub, log, "gfx950"), [
+        (_ref(fp8), 16, 64, 64, 1, 0, MX, False),     # a_scale missing
+        (_ref(fp4), 16, 64, 64, 1, MX, 0, False),     # w_scale missing
+        (_ref(fp8), 16, 64, 64, 1, T, T, False),      # per-tensor fp32 scales are not MX scales
+        (_ref(fp4), 16, 64, 48, 1, MX, MX, False),    # K % 32 (fp4: 24 bytes would pass the vector check)
+        (_ref(fp8), 16, 40, 64, 1, MX, MX, False),    # N % 16
+        (_ref(fp8), 16, 64, 64, 2, MX, MX, False),    # split-K
+        (_ref(fp4), 0, 64, 64, 1, MX, MX, False),     # M == 0: nothing launched
+        (_ref(fp4), 3, 64, 96, 1, MX, MX, True),      # K = 96: 48 bytes per row, lda 48
+    ])
+    r = out["results"]
+    assert "a_scale and w_scale are required" in r[0] and "a_scale and w_scale are required" in r[1], r
+    assert "scales must be OCP MX e8m0" in r[2], r
+    assert "K must be a multiple of 32" in r[3], r
+    assert "N must be a multiple of 16" in r[4], r
+    assert "split_k must be 1" in r[5], r
+    assert r[6] == "ok" and r[7] == "ok", r
+    (launch,) = [e for e in rt.read_log(log) if e["call"] == "hipModuleLaunchKernel"]
+    ka = rt.decode_kernarg("gemm_mxfp", launch["kernarg"])
+    assert (ka["M"], ka["K"], ka["lda"], ka["bias"]) == (3, 96, 48, rt.PROBE_BIAS), ka
 
 
 def test_argument_validation(stub, tmp_path, kernels):
