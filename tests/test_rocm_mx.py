@@ -118,6 +118,7 @@ CASES = [
     ((64, 64, 128), 33, 48, 160, 16, 0, True, None),           # one MFMA group per tile
     ((64, 64, 256), 70, 80, 288, 0, 0, True, {"wm": 4, "wn": 1}),
     ((64, 256, 256), 64, 272, 256, 0, 0, False, {"lds_pad": 0}),
+    ((128, 128, 256), 130, 272, 352, 16, 16, True, {"async_copy": 1}),  # A by LDS DMA, two stages
 ]
 
 

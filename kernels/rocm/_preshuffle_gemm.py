@@ -569,7 +569,8 @@ class KernelCore:
         wave is done reading the stage A(kt+1) will overwrite); DMA A(kt+1) -> the other stage;
         load W(kt+1); MFMAs of kt
     In both, the loads of tile kt+1 and the MFMAs of tile kt form one scheduling region that
-    ``schedule_hints`` orders according to ``cfg.preload``.
+    ``schedule_hints`` orders according to ``cfg.preload``; a family's per-tile scale registers
+    (``load_tile_scales``, e.g. MX E8M0 bytes) for tile kt+1 load right after the MFMAs of kt.
 
     FlyDSL turns the kernel function's dynamic ``for`` into an scf.for by rewriting that
     function's source, so the loop itself cannot live in a helper; its loop-carried state is
@@ -700,7 +701,17 @@ class KernelCore:
 
         rocdl.s_waitcnt(vmcnt=0)
 
-    def compute(self, acc, wregs, stage=0):
+    def load_tile_scales(self, kt):
+        """Registers a family's MFMA reads per K tile besides A and W (block scales); carried
+        through the K loop with them and loaded once the previous tile's MFMAs are issued (with
+        the A/W prefetch they needed phi copies that waited on the loads). Default: none."""
+        return []
+
+    def group_mma(self, i, j, g, a_vecs, b_vecs, acc, tile_scales):
+        """MFMA group g of 16x16 block (i, j); families with per-tile scales override it."""
+        return self.mma(a_vecs, b_vecs, acc)
+
+    def compute(self, acc, wregs, stage=0, tile_scales=()):
         fx, geo, c = self.fx, self.geo, self.cfg
         MR, NR, KS, G = c.m_rep, c.n_rep, c.k_steps, c.form.steps
         acc = list(acc)
@@ -713,58 +724,62 @@ class KernelCore:
             ]
             for i in range(MR):
                 for j in range(NR):
-                    acc[i * NR + j] = self.mma(afr[i], [wregs[j * KS + s] for s in steps], acc[i * NR + j])
+                    acc[i * NR + j] = self.group_mma(i, j, s0 // G, afr[i], [wregs[j * KS + s] for s in steps],
+                                                     acc[i * NR + j], tile_scales)
         return acc
 
     # ---- the K loop -----------------------------------------------------------------------
     def prologue(self):
-        """Loads of K tile 0; returns the registers carried into the loop (sync: A then W;
-        async: W only, A(0) goes to LDS stage 0)."""
+        """Loads of K tile 0; returns the registers carried into the loop (sync: A, W, tile
+        scales; async: W and tile scales, A(0) goes to LDS stage 0)."""
         if self.cfg.async_copy:
             self.dma_a(0, 0)
-            return self.load_w(0)
-        return self.load_a(0) + self.load_w(0)
+            return self.load_w(0) + self.load_tile_scales(0)
+        return self.load_a(0) + self.load_w(0) + self.load_tile_scales(0)
 
-    def _split(self, regs):
+    def _split(self, regs):  # (A, W, tile scales)
         na = 0 if self.cfg.async_copy else self.cfg.a_passes
-        return regs[:na], regs[na:]
+        nw = self.cfg.n_rep * self.cfg.k_steps
+        return regs[:na], regs[na:na + nw], regs[na + nw:]
 
     def k_tile(self, kt, acc, regs):
         """One steady-state K tile: multiply tile kt while tile kt+1 is loaded (see the class
         docstring for the order and the barriers)."""
         from flydsl.expr import gpu, rocdl
 
-        a_regs, w_cur = self._split(regs)
+        a_regs, w_cur, s_cur = self._split(regs)
         if self.cfg.async_copy:
             self.wait_a()
             gpu.barrier()
             rocdl.sched_barrier(0)
             self.dma_a(kt + 1, self.geo.a_lds_stage(kt + 1))
             w_next = self.load_w(kt + 1)
-            acc = self.compute(acc, w_cur, self.geo.a_lds_stage(kt))
+            acc = self.compute(acc, w_cur, self.geo.a_lds_stage(kt), s_cur)
+            s_next = self.load_tile_scales(kt + 1)
             self.schedule_hints()
-            return acc, w_next
+            return acc, w_next + s_next
         self.store_a(a_regs)
         gpu.barrier()
         rocdl.sched_barrier(0)
         a_next = self.load_a(kt + 1)
         w_next = self.load_w(kt + 1)
-        acc = self.compute(acc, w_cur)
+        acc = self.compute(acc, w_cur, 0, s_cur)
+        s_next = self.load_tile_scales(kt + 1)
         self.schedule_hints()
         gpu.barrier()
-        return acc, a_next + w_next
+        return acc, a_next + w_next + s_next
 
     def last_k_tile(self, acc, regs):
         from flydsl.expr import gpu
 
-        a_regs, w_cur = self._split(regs)
+        a_regs, w_cur, s_cur = self._split(regs)
         if self.cfg.async_copy:
             self.wait_a()
             gpu.barrier()
-            return self.compute(acc, w_cur, self.geo.a_lds_stage(self.geo.last_k_tile(self.nk)))
+            return self.compute(acc, w_cur, self.geo.a_lds_stage(self.geo.last_k_tile(self.nk)), s_cur)
         self.store_a(a_regs)
         gpu.barrier()
-        return self.compute(acc, w_cur)
+        return self.compute(acc, w_cur, 0, s_cur)
 
     def schedule_hints(self):
         """Order the hot-loop region (the loads of tile kt+1 and the MFMAs of tile kt) with

@@ -178,9 +178,9 @@ class MxGeometry(core._Geometry):
 # --------------------------------------------------------------------------------------------
 def _kernel_core_class():
     class MxKernelCore(core.KernelCore):
-        """KernelCore with the scale loads and the scaled MFMA group. The kernel calls, in order,
-        begin(...), begin_scales(a_scale, w_scale, K), then per K tile load_scales(kt) next to
-        load_a / load_w, and compute(acc, w_regs, s_regs)."""
+        """KernelCore whose per-tile scale registers are the lanes' E8M0 bytes and whose MFMA
+        group is the scaled MFMA. The kernel calls begin(...), then begin_scales(a_scale, w_scale,
+        K), then the core's K-loop protocol (prologue / k_tile / last_k_tile)."""
 
         def __init__(self, cfg: Config, mma):
             import flydsl.expr as fx
@@ -206,7 +206,7 @@ def _kernel_core_class():
             fx = self.fx
             return fx.ptr_load(rs + off, result_type=fx.Uint8).to(fx.Int32)  # zero-extended E8M0 byte
 
-        def load_scales(self, kt):
+        def load_tile_scales(self, kt):
             """The lane's scale bytes of K tile kt: [16-row block i of A, group g] at i * groups + g,
             then [16-column block j of W, group g] at (m_rep + j) * groups + g."""
             geo, c, t, kb = self.geo, self.cfg, self.t, self.kb
@@ -215,23 +215,10 @@ def _kernel_core_class():
             w = [self._byte(self.sw_rs, geo.w_scale_offset(t, j, kt, g, kb)) for j in range(c.n_rep) for g in groups]
             return a + w
 
-        def compute(self, acc, wregs, sregs):
-            fx, geo, c = self.fx, self.geo, self.cfg
-            MR, NR, KS, G, NG = c.m_rep, c.n_rep, c.k_steps, c.form.steps, mfma_groups(c)
-            acc = list(acc)
-            for g in range(NG):
-                steps = range(g * G, g * G + G)
-                afr = [
-                    [fx.ptr_load(self.s_a + geo.a_lds_load_offset(self.t, i, s), result_type=self.vty) for s in steps]
-                    for i in range(MR)
-                ]
-                for i in range(MR):
-                    for j in range(NR):
-                        acc[i * NR + j] = self.mma(
-                            afr[i], [wregs[j * KS + s] for s in steps], acc[i * NR + j],
-                            sregs[i * NG + g], sregs[(MR + j) * NG + g],
-                        )
-            return acc
+        def group_mma(self, i, j, g, a_vecs, b_vecs, acc, tile_scales):
+            NG = mfma_groups(self.cfg)
+            sa, sw = tile_scales[i * NG + g], tile_scales[(self.cfg.m_rep + j) * NG + g]
+            return self.mma(a_vecs, b_vecs, acc, sa, sw)
 
     return MxKernelCore
 
@@ -239,7 +226,7 @@ def _kernel_core_class():
 def _make_launcher(cfg: Config):
     import flydsl.compiler as flyc
     import flydsl.expr as fx
-    from flydsl.expr import gpu, rocdl
+    from flydsl.expr import rocdl
     from flydsl.expr.typing import T
 
     out_t = {"bf16": fx.BFloat16, "fp16": fx.Float16}[cfg.out_dtype]
@@ -279,21 +266,10 @@ def _make_launcher(cfg: Config):
         kc.begin(out, a, w, bias, M, N, k_storage(K), lda, ldo)
         kc.begin_scales(a_scale, w_scale, K)
         acc = kc.acc0()
-        a_regs = kc.load_a(0)
-        w_regs = kc.load_w(0)
-        s_regs = kc.load_scales(0)
+        regs = kc.prologue()
         for kt in range(0, kc.nk - 1):
-            kc.store_a(a_regs)
-            gpu.barrier()
-            w_cur = w_regs
-            a_regs = kc.load_a(kt + 1)
-            w_regs = kc.load_w(kt + 1)
-            acc = kc.compute(acc, w_cur, s_regs)
-            s_regs = kc.load_scales(kt + 1)  # after the MFMAs: no phi copies waiting on loads
-            gpu.barrier()
-        kc.store_a(a_regs)
-        gpu.barrier()
-        acc = kc.compute(acc, w_regs, s_regs)
+            acc, regs = kc.k_tile(kt, acc, regs)
+        acc = kc.last_k_tile(acc, regs)
         kc.epilogue(acc)
 
     @flyc.jit
