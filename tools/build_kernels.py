@@ -124,17 +124,18 @@ def dsl_version(arch: str) -> str:
         return "missing"
 
 
-_HELPER_IMPORT = re.compile(r"^\s*(?:import|from)\s+(_\w+)", re.M)
+_LOCAL_IMPORT = re.compile(r"^\s*(?:import|from)\s+(\w+)", re.M)
 
 
 def local_helpers(src: pathlib.Path) -> list[pathlib.Path]:
-    """The shared `_*.py` modules next to a family file that it imports, directly or through
-    another helper (so editing one helper rebuilds only the families that use it)."""
+    """The modules next to a family file that it imports, directly or through another one: the
+    shared `_*.py` helpers and sibling families (kernels/rocm/gemm_a8w8_blockscale.py imports
+    gemm_a8w8), so editing one rebuilds only the families that use it."""
     found, todo = {}, [src]
     while todo:
-        for name in _HELPER_IMPORT.findall(todo.pop().read_text()):
+        for name in _LOCAL_IMPORT.findall(todo.pop().read_text()):
             path = src.parent / f"{name}.py"
-            if path.is_file() and path not in found:
+            if path.is_file() and path != src and path not in found:
                 found[path] = True
                 todo.append(path)
     return sorted(found)
@@ -144,7 +145,7 @@ def spec_hash(spec: dict) -> str:
     h = hashlib.sha256()
     src = family_source(spec["arch"], spec["family"])
     h.update(src.read_bytes())
-    for helper in local_helpers(src):  # the shared helpers it imports count too
+    for helper in local_helpers(src):  # the local modules it imports count too
         h.update(helper.read_bytes())
     h.update(json.dumps(spec, sort_keys=True).encode())
     h.update(dsl_version(spec["arch"]).encode())
