@@ -107,6 +107,7 @@ class Family:
     adapter_locals: str = ""  # C++ declarations of the family's extra kernel arguments
     meta: tuple = ()  # extra (key, value) pairs for the build metadata
     k_per_elem: int = 1  # logical K values per storage element (2 for packed fp4); LaunchArgs.K is logical
+    max_split_k: object = None  # cfg -> slices the record supports (None: 1); see _splitk.py
     k_multiple: int = 0  # K must be a multiple of this (logical); 0: one 16-byte vector of storage elements
 
     def k_multiple_of(self, cfg) -> int:
@@ -729,13 +730,14 @@ class KernelCore:
         return acc
 
     # ---- the K loop -----------------------------------------------------------------------
-    def prologue(self):
-        """Loads of K tile 0; returns the registers carried into the loop (sync: A, W, tile
-        scales; async: W and tile scales, A(0) goes to LDS stage 0)."""
+    def prologue(self, kt0=0):
+        """Loads of K tile kt0 (0, or a split-K slice's first); returns the registers carried
+        into the loop (sync: A, W, tile scales; async: W and tile scales, A(kt0) goes to its LDS
+        stage)."""
         if self.cfg.async_copy:
-            self.dma_a(0, 0)
-            return self.load_w(0) + self.load_tile_scales(0)
-        return self.load_a(0) + self.load_w(0) + self.load_tile_scales(0)
+            self.dma_a(kt0, self.geo.a_lds_stage(kt0))
+            return self.load_w(kt0) + self.load_tile_scales(kt0)
+        return self.load_a(kt0) + self.load_w(kt0) + self.load_tile_scales(kt0)
 
     def _split(self, regs):  # (A, W, tile scales)
         na = 0 if self.cfg.async_copy else self.cfg.a_passes
@@ -769,14 +771,16 @@ class KernelCore:
         gpu.barrier()
         return acc, a_next + w_next + s_next
 
-    def last_k_tile(self, acc, regs):
+    def last_k_tile(self, acc, regs, kt_last=None):
+        """The loop's last K tile: kt_last (a split-K slice's), default the kernel's last."""
         from flydsl.expr import gpu
 
         a_regs, w_cur, s_cur = self._split(regs)
         if self.cfg.async_copy:
             self.wait_a()
             gpu.barrier()
-            return self.compute(acc, w_cur, self.geo.a_lds_stage(self.geo.last_k_tile(self.nk)), s_cur)
+            kt_last = self.geo.last_k_tile(self.nk) if kt_last is None else kt_last
+            return self.compute(acc, w_cur, self.geo.a_lds_stage(kt_last), s_cur)
         self.store_a(a_regs)
         gpu.barrier()
         return self.compute(acc, w_cur, 0, s_cur)
@@ -873,7 +877,26 @@ def buffer_load_model(arr, base, nbytes, off_bytes, esize, n):
     return res
 
 
-def emulate(cfg: Config, A, Wsh, bias, M, N, K, lda, ldo, out_init, decode=None, scales=None, group_mma=None):
+def buffer_load_elems_model(arr, base, nbytes, off_elems, esize, n):
+    """``buffer_load_model`` at an ELEMENT offset."""
+    import numpy as np
+
+    return buffer_load_model(arr, base, nbytes, np.asarray(off_elems, dtype=np.int64) * esize, esize, n)
+
+
+def buffer_store_model(arr, base, nbytes, off_elems, esize, vals):
+    """Buffer store of one element per thread at an element offset (32-bit unsigned byte offset):
+    stores past the resource size are dropped."""
+    import numpy as np
+
+    off = np.asarray(off_elems, dtype=np.int64).reshape(-1)
+    ob = (off * esize) & 0xFFFFFFFF
+    ok = ob + esize <= nbytes
+    arr[base + (ob // esize)[ok]] = np.broadcast_to(vals, off.shape)[ok]
+
+
+def emulate(cfg: Config, A, Wsh, bias, M, N, K, lda, ldo, out_init, decode=None, scales=None, group_mma=None,
+            k_tiles=None, tile_scale=None, store=None):
     """Runs the kernel's dataflow on the CPU, workgroup by workgroup, with all 256 threads as
     NumPy vectors and the same `_Geometry` addressing as the FlyDSL kernel.
 
@@ -888,7 +911,12 @@ def emulate(cfg: Config, A, Wsh, bias, M, N, K, lda, ldo, out_init, decode=None,
     ``group_mma(tile, kt, g, i, j, a_frag, b_frag)`` replaces the MFMA model for families whose
     MFMA reads more than the operands (block scales): it gets the workgroup's tile (m0, n0,
     rows_valid, n_left), the K tile, the MFMA group and the undecoded [256, kl] operands, and
-    returns the [256, 4] accumulator increments."""
+    returns the [256, 4] accumulator increments.
+
+    Hooks (kernels/rocm/_splitk.py, gemm_a8w8_blockscale.py): ``k_tiles`` the K tiles to run
+    (a split-K slice; default all); ``tile_scale(part, kt, ctx)`` the contribution of K tile kt
+    given its raw products (default: unchanged); ``store(acc, ctx)`` replaces the epilogue.
+    ``ctx`` holds geo, t, m0, n0, rows_valid, n_left of the workgroup."""
     import numpy as np
 
     def np_sel(c, a, b):
@@ -921,6 +949,7 @@ def emulate(cfg: Config, A, Wsh, bias, M, N, K, lda, ldo, out_init, decode=None,
             lds = np.full(cfg.lds_stages * cfg.lds_stage_elems, np.nan)
             acc = np.zeros((cfg.m_rep, cfg.n_rep, THREADS, 4))
             tile = dict(m0=m0, n0=n0, rows_valid=rows_valid, n_left=n_left)
+            ctx = dict(tile, geo=geo, t=t)
 
             def a_sync_to_lds(kt):  # registers -> ds_write, complete before the barrier
                 for p in range(cfg.a_passes):
@@ -950,9 +979,12 @@ def emulate(cfg: Config, A, Wsh, bias, M, N, K, lda, ldo, out_init, decode=None,
                     for q in range(V):
                         lds[idx + q] = vals[:, q]
 
-            in_flight = a_dma_issue(0) if cfg.async_copy else None
-            last = int(geo.last_k_tile(nk))
-            for kt in range(last + 1):  # the kernel always multiplies at least one (masked) tile
+            # the kernel always multiplies at least one (masked) tile
+            tiles = list(range(int(geo.last_k_tile(nk)) + 1) if k_tiles is None else k_tiles)
+            last = tiles[-1]
+            in_flight = a_dma_issue(tiles[0]) if cfg.async_copy else None
+            for kt in tiles:
+                part = np.zeros_like(acc)
                 # A -> LDS: the synchronous path stores tile kt now; the async path waits for
                 # the DMA of tile kt and starts the DMA of tile kt+1 into the other stage
                 if cfg.async_copy:
@@ -977,9 +1009,13 @@ def emulate(cfg: Config, A, Wsh, bias, M, N, K, lda, ldo, out_init, decode=None,
                         )
                         for i in range(cfg.m_rep):
                             if group_mma is not None:
-                                acc[i, j] += group_mma(tile, kt, s0 // G, i, j, afr[i], bfr)
+                                part[i, j] += group_mma(tile, kt, s0 // G, i, j, afr[i], bfr)
                             else:
-                                acc[i, j] += mfma_emulate(dec(afr[i]), dec(bfr), cfg.form.lane_k)
+                                part[i, j] += mfma_emulate(dec(afr[i]), dec(bfr), cfg.form.lane_k)
+                acc += part if tile_scale is None else tile_scale(part, kt, ctx)
+            if store is not None:
+                store(acc, ctx)
+                continue
             # epilogue
             if scales is not None:
                 sa_base, sa_nb = m0 * a_row, geo.scale_bytes(rows_valid, a_row)
@@ -998,9 +1034,8 @@ def emulate(cfg: Config, A, Wsh, bias, M, N, K, lda, ldo, out_init, decode=None,
                             row = geo.c_coord(t, i, j, r)[0]
                             sav = buf_load(a_scale, sa_base, sa_nb, geo.scale_offset(row, a_row), 4, 1)[:, 0]
                             val = val * sav * swv
-                        off = np.asarray(geo.c_offset(t, i, j, r, n_left, ldo), dtype=np.int64)
-                        ok = off * cfg.out_bytes + cfg.out_bytes <= o_nb
-                        out_init[o_base + off[ok]] = val[ok] + bv[ok]
+                        buffer_store_model(out_init, o_base, o_nb, geo.c_offset(t, i, j, r, n_left, ldo),
+                                           cfg.out_bytes, val + bv)
     return out_init
 
 
@@ -1112,6 +1147,21 @@ def isa_stats(isa: str) -> dict:
     }
 
 
+def max_split_k(cfg: Config, fam: Family) -> int:
+    return int(fam.max_split_k(cfg)) if fam.max_split_k else 1
+
+
+def _split_k_checks(cfg: Config, fam: Family) -> str:
+    """C++ split-K validation; declares the kernel arguments ws, M_pad, split_k when the family
+    has a split-K mode (kernels/rocm/_splitk.py)."""
+    if fam.max_split_k is None:
+        return '  if (p.split_k != 1) return fail("split_k must be 1 (no split-K mode)");'
+    import _splitk
+
+    why = "int32 accumulators are exact, fp32 partial sums would not be" if cfg.form.acc == "i32" else ""
+    return _splitk.adapter_checks(cfg.tile_k, max_split_k(cfg, fam), why)
+
+
 def adapter_cpp(ident: str, sym: str, cfg: Config, name: str, fam: Family) -> str:
     """C++ adapter: flygemm::LaunchArgs -> the FlyDSL export's ``void** args`` (kernel arguments
     in ``fam.kernel_args`` order, then the stream)."""
@@ -1146,7 +1196,7 @@ int {ident}_launch(const flygemm::LaunchArgs& p, char* err, int err_len) {{
     }}
     return -1;
   }};
-  if (p.split_k != 1) return fail("split_k must be 1 (no split-K mode)");
+{_split_k_checks(cfg, fam)}
   if (p.M < 0 || p.N < 0 || p.K < 0) return fail("negative size");
   if (p.N % 16 != 0) return fail("N must be a multiple of 16 (preshuffled weight)");
   if (p.K % {kmul} != 0) return fail("K must be a multiple of {kmul}");
@@ -1221,10 +1271,16 @@ def build(spec: dict, out_dir, fam: Family, make_launcher) -> dict:
     (out_dir / f"{ident}.hsaco").write_bytes(hsaco)
     (out_dir / f"{ident}.s").write_text(isa)
     stats = isa_stats(isa)
+    import _splitk
+
+    per_kernel = _splitk.kernel_stats(isa)
+    if len(per_kernel) > 1:  # GEMM + split-K reduce: the module-wide numbers are the GEMM kernel's
+        stats.update(per_kernel[next(k for k in per_kernel if not k.startswith(_splitk.REDUCE_PREFIX))])
     export_meta = _export_metadata(obj, sym)
 
-    if stats["private_segment_fixed_size"] not in (0, None):
-        raise RuntimeError(f"{fam.name}.build: {name} uses scratch ({stats['private_segment_fixed_size']} B)")
+    for kname, ks in dict(per_kernel, module=stats).items():
+        if ks["private_segment_fixed_size"] not in (0, None):
+            raise RuntimeError(f"{fam.name}.build: {name} ({kname}) uses scratch ({ks['private_segment_fixed_size']} B)")
     meta = {
         "family": fam.name,
         "op": fam.op,
@@ -1252,7 +1308,8 @@ def build(spec: dict, out_dir, fam: Family, make_launcher) -> dict:
         "block": [THREADS, 1, 1],
         "w_layout": fam.w_layout_doc,
         "bias": "fp32 [N] or null",
-        "requires": {"N_multiple": 16, "K_multiple": fam.k_multiple_of(cfg), "split_k": 1},
+        "requires": {"N_multiple": 16, "K_multiple": fam.k_multiple_of(cfg), "split_k": max_split_k(cfg, fam)},
+        "kernels": per_kernel,
         "mfma": cfg.mfma,
         "mfma_per_k_tile": cfg.mfma_per_tile,
         "hsaco": f"{ident}.hsaco",
@@ -1275,7 +1332,7 @@ def build(spec: dict, out_dir, fam: Family, make_launcher) -> dict:
         "meta": meta,
         "requires_k_multiple": fam.k_multiple_of(cfg),
         "requires_n_multiple": 16,
-        "max_split_k": 1,
+        "max_split_k": max_split_k(cfg, fam),
     }
 
 

@@ -29,8 +29,15 @@ and would build (and embed) 4x the kernels for each tile, beyond the build-time 
 The tiling, A staging through LDS, preshuffled-W register loads, bounds handling, epilogue,
 NumPy emulator and export live in ``_preshuffle_gemm.py`` (shared with gemm_a16w16). This file
 holds what is specific to 8-bit operands: dtypes, the MFMA forms, the kernel signature
-(out, a, w, bias, a_scale, w_scale, M, N, K, lda, ldo, a_scale_per_row, w_scale_per_row:
-76 bytes of kernarg), the adapter's scale checks and the fp8/int8 decoders of the emulator.
+(out, a, w, bias, a_scale, w_scale, ws, M, N, K, lda, ldo, a_scale_per_row, w_scale_per_row,
+M_pad, split_k: 92 bytes of kernarg), the adapter's scale checks and the fp8/int8 decoders of
+the emulator.
+
+Split-K (``_splitk.py``, fp8 only): grid z = split_k slices of whole K tiles write their raw
+fp32 sums to the workspace; the module's reduce kernel adds them in slice order, THEN applies
+a_scale * w_scale and the bias (the oracle's order: the scales multiply the finished dot
+product) and rounds once. int8 has no split-K mode (max_split_k 1): its exact int32 sums would
+become inexact fp32 partial sums; its module has no reduce kernel.
 MFMA per 64-k step (one 16-byte vector = 16 k per lane):
   * gfx942 fp8:  v_mfma_f32_16x16x32_fp8_fp8 (fnuz operands on gfx942: the mnemonic is the same
                  on every CDNA3/4 target, the arch fixes the format), two per step (8 bytes each);
@@ -51,6 +58,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 import _preshuffle_gemm as core  # noqa: E402
+import _splitk as splitk  # noqa: E402
 from _preshuffle_gemm import THREADS, Config, MmaForm  # noqa: E402
 
 FAMILY = "gemm_a8w8"
@@ -77,6 +85,11 @@ def _adapter_checks(cfg: Config) -> str:
     return checks
 
 
+def _splittable(cfg: Config) -> bool:
+    """fp8 (fp32 accumulators) has a split-K mode; int8 keeps its exact int32 sums whole."""
+    return cfg.form.acc == "f32"
+
+
 FAM = core.Family(
     name=FAMILY,
     op=OP,
@@ -88,8 +101,8 @@ FAM = core.Family(
         ("gfx950", "fp8_e4m3fn"): MmaForm("v_mfma_scale_f32_16x16x128_f8f6f4", steps=2, lane_k=32, acc="f32"),
         ("gfx950", "int8"): MmaForm("v_mfma_i32_16x16x64_i8", steps=1, lane_k=16, acc="i32"),
     },
-    kernel_args=("out", "a", "w", "bias", "a_scale", "w_scale", "M", "N", "K", "lda", "ldo",
-                 "a_scale_per_row", "w_scale_per_row"),
+    kernel_args=("out", "a", "w", "bias", "a_scale", "w_scale", "ws", "M", "N", "K", "lda", "ldo",
+                 "a_scale_per_row", "w_scale_per_row", "M_pad", "split_k"),
     w_layout_doc="preshuffled [N/16, K/16, 16, 16]",
     adapter_checks=_adapter_checks,
     adapter_locals="""  void* a_scale = const_cast<void*>(p.a_scale);
@@ -100,6 +113,7 @@ FAM = core.Family(
         ("scales", "a_scale fp32 [1 or M], w_scale fp32 [1 or N]; kinds are the int32 kernel arguments "
                    "a_scale_per_row / w_scale_per_row (0 or 1)"),
     ),
+    max_split_k=lambda cfg: splitk.MAX_SPLIT_K if _splittable(cfg) else 1,
 )
 
 
@@ -114,17 +128,16 @@ def kernel_name(cfg: Config) -> str:
 # --------------------------------------------------------------------------------------------
 # FlyDSL kernel
 # --------------------------------------------------------------------------------------------
-def _make_launcher(cfg: Config):
-    import flydsl.compiler as flyc
+def make_mma(cfg: Config):
+    """The MFMA group of cfg's (arch, 8-bit dtype): mma(a_vecs, b_vecs, acc) -> acc (also used by
+    gemm_a8w8_blockscale)."""
     import flydsl.expr as fx
     from flydsl._mlir import ir
     from flydsl.expr import rocdl
     from flydsl.expr.typing import T
 
-    out_t = {"bf16": fx.BFloat16, "fp16": fx.Float16, "fp32": fx.Float32}[cfg.out_dtype]
     gfx950 = cfg.arch == "gfx950"
     fp8 = cfg.in_dtype != "int8"
-    TM, TN = cfg.tile_m, cfg.tile_n
 
     def mfma_i32_16x16x64_i8(a, b, acc):  # gfx950; the ODS builder takes attributes
         perm = ir.Attribute.parse("#rocdl<mfma_perm_b none>")
@@ -153,7 +166,18 @@ def _make_launcher(cfg: Config):
         acc = rocdl.mfma_i32_16x16x32_i8(T.i32x4, [a2[0], b2[0], acc])
         return rocdl.mfma_i32_16x16x32_i8(T.i32x4, [a2[1], b2[1], acc])
 
-    kc = core.KernelCore(cfg, fx.Int8, mma, reg_t=fx.Int32)
+    return mma
+
+
+def _make_launcher(cfg: Config):
+    import flydsl.compiler as flyc
+    import flydsl.expr as fx
+
+    out_t = {"bf16": fx.BFloat16, "fp16": fx.Float16, "fp32": fx.Float32}[cfg.out_dtype]
+    TM, TN = cfg.tile_m, cfg.tile_n
+    kc = core.KernelCore(cfg, fx.Int8, make_mma(cfg), reg_t=fx.Int32)
+    splittable = _splittable(cfg)  # trace-time constant: int8 builds neither pass-1 stores nor the reduce
+    reduce_kernel = splitk.make_reduce_kernel(cfg.out_dtype, scaled=True) if splittable else None
 
     @flyc.kernel
     def gemm_a8w8_kernel(
@@ -163,6 +187,7 @@ def _make_launcher(cfg: Config):
         bias: fx.Pointer,
         a_scale: fx.Pointer,
         w_scale: fx.Pointer,
+        ws: fx.Pointer,
         M: fx.Int32,
         N: fx.Int32,
         K: fx.Int32,
@@ -170,14 +195,24 @@ def _make_launcher(cfg: Config):
         ldo: fx.Int32,
         a_scale_per_row: fx.Int32,
         w_scale_per_row: fx.Int32,
+        M_pad: fx.Int32,
+        split_k: fx.Int32,
     ):
         kc.begin(out, a, w, bias, M, N, K, lda, ldo)
+        kt0, kt1 = splitk.kernel_k_slice(kc.nk, split_k)
         acc = kc.acc0()
-        regs = kc.prologue()
-        for kt in range(0, kc.nk - 1):
+        regs = kc.prologue(kt0)
+        for kt in range(kt0, kt1 - 1):
             acc, regs = kc.k_tile(kt, acc, regs)
-        acc = kc.last_k_tile(acc, regs)
-        kc.epilogue(acc, (a_scale, w_scale, a_scale_per_row, w_scale_per_row))
+        acc = kc.last_k_tile(acc, regs, kt1 - 1)
+        scales = (a_scale, w_scale, a_scale_per_row, w_scale_per_row)
+        if splittable:
+            if split_k > 1:
+                splitk.store_partial(kc, acc, ws, M_pad)
+            else:
+                kc.epilogue(acc, scales)
+        else:
+            kc.epilogue(acc, scales)
 
     @flyc.jit
     def gemm_a8w8_launch(
@@ -187,6 +222,7 @@ def _make_launcher(cfg: Config):
         bias: fx.Pointer,
         a_scale: fx.Pointer,
         w_scale: fx.Pointer,
+        ws: fx.Pointer,
         M: fx.Int32,
         N: fx.Int32,
         K: fx.Int32,
@@ -194,12 +230,20 @@ def _make_launcher(cfg: Config):
         ldo: fx.Int32,
         a_scale_per_row: fx.Int32,
         w_scale_per_row: fx.Int32,
+        M_pad: fx.Int32,
+        split_k: fx.Int32,
         stream: fx.Stream = fx.Stream(None),
     ):
-        gemm_a8w8_kernel(out, a, w, bias, a_scale, w_scale, M, N, K, lda, ldo, a_scale_per_row,
-                         w_scale_per_row).launch(
-            grid=((M + (TM - 1)) // TM, (N + (TN - 1)) // TN, 1), block=(THREADS, 1, 1), stream=stream
+        gemm_a8w8_kernel(out, a, w, bias, a_scale, w_scale, ws, M, N, K, lda, ldo, a_scale_per_row,
+                         w_scale_per_row, M_pad, split_k).launch(
+            grid=((M + (TM - 1)) // TM, (N + (TN - 1)) // TN, split_k), block=(THREADS, 1, 1), stream=stream
         )
+        if splittable:
+            if split_k > 1:
+                reduce_kernel(out, ws, bias, a_scale, w_scale, M, N, ldo, M_pad, split_k, a_scale_per_row,
+                              w_scale_per_row).launch(
+                    grid=splitk.WsGeometry.reduce_grid(M, N), block=(THREADS, 1, 1), stream=stream
+                )
 
     placeholders = (  # alignment promises: A and W 16 bytes (checked by the adapter), the rest elements
         flyc.from_c_void_p(out_t, None, assumed_align=cfg.out_bytes),
@@ -208,6 +252,7 @@ def _make_launcher(cfg: Config):
         flyc.from_c_void_p(fx.Float32, None, assumed_align=4),
         flyc.from_c_void_p(fx.Float32, None, assumed_align=4),
         flyc.from_c_void_p(fx.Float32, None, assumed_align=4),
+        flyc.from_c_void_p(fx.Float32, None, assumed_align=16),  # workspace
         # example scalars: only their types matter
         128,
         128,
@@ -216,6 +261,8 @@ def _make_launcher(cfg: Config):
         128,
         1,
         1,
+        128,
+        2,
     )
     return flyc, gemm_a8w8_launch, placeholders
 
@@ -270,19 +317,31 @@ def mfma_decoder(cfg: Config):
 
 
 def emulate(cfg: Config, A, Wsh, bias, a_scale, w_scale, M, N, K, lda, ldo, out_init,
-            a_per_row=None, w_per_row=None):
+            a_per_row=None, w_per_row=None, split_k=1, M_pad=None):
     """Runs the kernel's dataflow on the CPU (see ``_preshuffle_gemm.emulate``). A and Wsh hold
     the operand BYTES (uint8, flat, A with row stride lda, W preshuffled); the MFMA decodes them
     in the arch's format (gfx942: fp8 e4m3fnuz, gfx950: fp8 e4m3fn; int8 two's complement).
     a_scale/w_scale: fp32 arrays of 1 or M / N values (per-row flags default to len > 1).
-    out_init receives the unrounded results (acc * a_scale * w_scale + bias)."""
+    out_init receives the unrounded results (acc * a_scale * w_scale + bias). split_k > 1 (fp8)
+    runs the split-K passes: raw partials into a modelled workspace [split_k, M_pad, N], then the
+    reduce (sum in slice order, scales, bias), as the adapter launches them."""
     import numpy as np
 
     a_row = int(len(a_scale) > 1) if a_per_row is None else int(a_per_row)
     w_row = int(len(w_scale) > 1) if w_per_row is None else int(w_per_row)
-    return core.emulate(cfg, np.asarray(A, dtype=np.float64), np.asarray(Wsh, dtype=np.float64), bias, M, N, K,
-                        lda, ldo, out_init, decode=mfma_decoder(cfg),
-                        scales=(np.asarray(a_scale, np.float64), np.asarray(w_scale, np.float64), a_row, w_row))
+    A, Wsh = np.asarray(A, dtype=np.float64), np.asarray(Wsh, dtype=np.float64)
+    scales = (np.asarray(a_scale, np.float64), np.asarray(w_scale, np.float64), a_row, w_row)
+    k_tiles = (K + cfg.tile_k - 1) // cfg.tile_k
+    if splitk.effective_split_k(split_k, k_tiles, N) == 1:
+        return core.emulate(cfg, A, Wsh, bias, M, N, K, lda, ldo, out_init, decode=mfma_decoder(cfg), scales=scales)
+    assert _splittable(cfg), "int8 has no split-K mode"
+    M_pad = M_pad or (M + cfg.tile_m - 1) // cfg.tile_m * cfg.tile_m
+
+    def run_slice(k_range, s, ws):
+        core.emulate(cfg, A, Wsh, None, M, N, K, lda, ldo, None, decode=mfma_decoder(cfg), k_tiles=k_range,
+                     store=splitk.partial_store_hook(ws, s, M_pad, N))
+
+    return splitk.emulate_split(run_slice, k_tiles, M, N, M_pad, split_k, out_init, ldo, bias, scales)[0]
 
 
 # --------------------------------------------------------------------------------------------
