@@ -136,7 +136,8 @@ void device_gemm(const OpArgs& args, const Problem& p, at::Tensor& out) {
     else out.zero_();
     return;
   }
-  Query q{device_arch(device), p.op, to_dtype_code(p.in_dtype), to_dtype_code(p.out_dtype), M, N, K};
+  Query q{device_arch(device), p.op, to_dtype_code(p.in_dtype), to_dtype_code(p.out_dtype), M, N, K,
+          args.w.dim() == 4 ? WeightLayout::preshuffled : WeightLayout::plain};
   Choice c = forced_kernel(q).value_or(choose_kernel(linked_table(), q));
   log_miss(q, c);
   const KernelRecord& k = *c.kernel;

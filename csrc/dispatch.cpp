@@ -66,6 +66,17 @@ int32_t auto_split_k(const KernelRecord& k, const Query& q) {
   return static_cast<int32_t>(std::clamp<int64_t>(split, 1, 64));
 }
 
+// The rows whose kernel (present in the table) reads weights in `layout`.
+std::vector<const DispatchRow*> rows_reading(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
+                                             WeightLayout layout) {
+  std::vector<const DispatchRow*> out;
+  for (const DispatchRow* r : rows) {
+    const KernelRecord* k = record_by_name(t, r->kernel);
+    if (k && k->w_layout == layout) out.push_back(r);
+  }
+  return out;
+}
+
 std::string describe(const Query& q) {
   std::ostringstream os;
   os << "flygemm." << op_name(q.op) << " on " << q.arch << " (in " << dtype_code_name(q.in_dtype) << ", out "
@@ -165,6 +176,20 @@ Choice choose_kernel(const KernelTable& t, const Query& q) {
   for (auto [rows, source] : {std::make_pair(&exact, "table"), std::make_pair(&defaults, "default")}) {
     const DispatchRow* row = pick_bucket(*rows, q.M, rows == &defaults);
     const KernelRecord* k = row ? record_by_name(t, row->kernel) : nullptr;
+    if (k && q.w_layout && k->w_layout != *q.w_layout) {
+      // A kernel reading the caller's layout, from a bucket of the same rows that covers M (not
+      // the default rows' largest bucket standing in for larger M); exact rows without one defer
+      // to the default rows (converting the weight costs more than the tuning gains).
+      const DispatchRow* native = pick_bucket(rows_reading(t, *rows, *q.w_layout), q.M, rows == &defaults);
+      if (native && native->m_max < q.M) native = nullptr;
+      const KernelRecord* nk = native ? record_by_name(t, native->kernel) : nullptr;
+      if (nk && satisfies(*nk, q)) {
+        row = native;
+        k = nk;
+      } else if (rows == &exact) {
+        continue;
+      }
+    }
     if (k && satisfies(*k, q)) {
       const int32_t split_k = row->split_k == 0 ? auto_split_k(*k, q) : row->split_k;
       return {k, std::max(1, std::min(split_k, std::max(1, k->max_split_k))), source};
@@ -247,11 +272,15 @@ std::string info_json() {
 }
 
 std::string explain_json(const std::string& op, int64_t M, int64_t N, int64_t K, at::ScalarType in_dtype,
-                         std::optional<at::ScalarType> out_dtype, const std::string& arch) {
+                         std::optional<at::ScalarType> out_dtype, const std::string& arch,
+                         const std::optional<std::string>& w_layout) {
   std::optional<OpKind> kind = op_from_name(op);
   TORCH_CHECK(kind, "flygemm.explain: unknown op '", op, "'");
+  TORCH_CHECK(!w_layout || *w_layout == "plain" || *w_layout == "preshuffled",
+              "flygemm.explain: w_layout must be 'plain' or 'preshuffled', got '", *w_layout, "'");
   const at::ScalarType out = out_dtype.value_or(default_out_dtype(*kind, in_dtype));
   Query q{arch, *kind, to_dtype_code(in_dtype), to_dtype_code(out), M, N, K};
+  if (w_layout) q.w_layout = *w_layout == "plain" ? WeightLayout::plain : WeightLayout::preshuffled;
   Choice c = choose_kernel(linked_table(), q);
   std::ostringstream os;
   os << "{\"kernel\": " << json_str(c.kernel->name) << ", \"split_k\": " << c.split_k

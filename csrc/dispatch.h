@@ -1,6 +1,7 @@
 // Kernel choice: the shape-keyed dispatch table generated from kernels/configs/<arch>.csv, a
 // heuristic default when a shape is not in it, and the registry of compiled kernels.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ struct Query {
   OpKind op;
   DType in_dtype, out_dtype;
   int64_t M, N, K;
+  // Layout of the caller's weight, when known: a row whose kernel reads the other layout gives
+  // way to a covering bucket of the same rows (exact, else default) whose kernel reads this one,
+  // so the weight is not converted on every call; without one the row stands.
+  std::optional<WeightLayout> w_layout = std::nullopt;
 };
 
 struct Choice {

@@ -96,7 +96,8 @@ TORCH_LIBRARY(flygemm, m) {
   // Introspection (no tensors: usable from any process, including C++ programs).
   m.def("_info() -> str", &flygemm::info_json);
   m.def("_warmup(Device device) -> ()", &flygemm::warmup);
-  m.def("_explain(str op, int M, int N, int K, ScalarType in_dtype, ScalarType? out_dtype, str arch) -> str",
+  m.def("_explain(str op, int M, int N, int K, ScalarType in_dtype, ScalarType? out_dtype, str arch, "
+        "str? w_layout=None) -> str",
         &flygemm::explain_json);
 }
 

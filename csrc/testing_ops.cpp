@@ -26,6 +26,11 @@ DType parse_dtype(const std::string& name) {
   return *d;
 }
 
+WeightLayout parse_layout(const std::string& name) {
+  TORCH_CHECK(name == "plain" || name == "preshuffled", "dispatch_lookup: unknown weight layout '", name, "'");
+  return name == "plain" ? WeightLayout::plain : WeightLayout::preshuffled;
+}
+
 // Holds the strings the parsed records point into.
 struct ParsedTable {
   std::deque<std::string> strings;
@@ -35,13 +40,15 @@ struct ParsedTable {
   const char* keep(const std::string& s) { return strings.emplace_back(s).c_str(); }
 };
 
-// kernels_csv lines: name,arch,op,in_dtype,out_dtype,k_multiple,n_multiple,max_split_k[,tile_n,tile_k]
+// kernels_csv lines: name,arch,op,in_dtype,out_dtype,k_multiple,n_multiple,max_split_k[,tile_n,tile_k[,w_layout]]
+//                    (w_layout plain (default) or preshuffled)
 // rows_csv lines:    arch,op,in_dtype,out_dtype,m_max,N,K,kernel,split_k
 void parse_into(ParsedTable& t, const std::string& kernels_csv, const std::string& rows_csv) {
   for (const std::string& line : split(kernels_csv, '\n')) {
     if (line.empty()) continue;
     auto f = split(line, ',');
-    TORCH_CHECK(f.size() == 8 || f.size() == 10, "dispatch_lookup: kernel line needs 8 or 10 fields: ", line);
+    TORCH_CHECK(f.size() == 8 || f.size() == 10 || f.size() == 11,
+                "dispatch_lookup: kernel line needs 8, 10 or 11 fields: ", line);
     KernelRecord k{};
     k.name = t.keep(f[0]);
     k.arch = t.keep(f[1]);
@@ -51,10 +58,11 @@ void parse_into(ParsedTable& t, const std::string& kernels_csv, const std::strin
     k.requires_k_multiple = std::stoi(f[5]);
     k.requires_n_multiple = std::stoi(f[6]);
     k.max_split_k = std::stoi(f[7]);
-    if (f.size() == 10) {
+    if (f.size() >= 10) {
       k.tile_n = std::stoi(f[8]);
       k.tile_k = std::stoi(f[9]);
     }
+    k.w_layout = parse_layout(f.size() == 11 ? f[10] : "plain");
     t.table.kernels.push_back(&t.kernels.emplace_back(k));
   }
   for (const std::string& line : split(rows_csv, '\n')) {
@@ -68,14 +76,16 @@ void parse_into(ParsedTable& t, const std::string& kernels_csv, const std::strin
 }
 
 // Returns "kernel,split_k,source" chosen by the production lookup over the given tables.
+// w_layout: the caller's weight layout ("plain", "preshuffled"), or "" for unknown.
 std::string dispatch_lookup(const std::string& kernels_csv, const std::string& rows_csv, const std::string& arch,
                             const std::string& op, const std::string& in_dtype, const std::string& out_dtype,
-                            int64_t M, int64_t N, int64_t K) {
+                            int64_t M, int64_t N, int64_t K, const std::string& w_layout) {
   ParsedTable t;
   parse_into(t, kernels_csv, rows_csv);
   auto kind = op_from_name(op);
   TORCH_CHECK(kind, "dispatch_lookup: unknown op ", op);
   Query q{arch, *kind, parse_dtype(in_dtype), parse_dtype(out_dtype), M, N, K};
+  if (!w_layout.empty()) q.w_layout = parse_layout(w_layout);
   Choice c = choose_kernel(t.table, q);
   log_miss(q, c);
   return std::string(c.kernel->name) + "," + std::to_string(c.split_k) + "," + c.source;
@@ -85,6 +95,7 @@ std::string dispatch_lookup(const std::string& kernels_csv, const std::string& r
 }  // namespace flygemm
 
 TORCH_LIBRARY(flygemm_testing, m) {
-  m.def("dispatch_lookup(str kernels_csv, str rows_csv, str arch, str op, str in_dtype, str out_dtype, int M, int N, int K) -> str",
+  m.def("dispatch_lookup(str kernels_csv, str rows_csv, str arch, str op, str in_dtype, str out_dtype, int M, int N, int K, "
+        "str w_layout=\"\") -> str",
         &flygemm::dispatch_lookup);
 }

@@ -32,8 +32,8 @@ gfx950,gemm_a8w8,fp8_e4m3fn,bf16,64,4096,4096,k_950,2
 
 
 def lookup(M, N=4096, K=4096, *, kernels=KERNELS, rows=ROWS, arch="gfx942", op="gemm_a8w8",
-           in_dtype="fp8_e4m3fnuz", out_dtype="bf16"):
-    kernel, split_k, source = lookup_op(kernels, rows, arch, op, in_dtype, out_dtype, M, N, K).split(",")
+           in_dtype="fp8_e4m3fnuz", out_dtype="bf16", w_layout=""):
+    kernel, split_k, source = lookup_op(kernels, rows, arch, op, in_dtype, out_dtype, M, N, K, w_layout).split(",")
     return kernel, int(split_k), source
 
 
@@ -169,6 +169,60 @@ def test_split_k_clamped_to_kernel_max():
     assert lookup(300, rows=rows, kernels=kernels) == ("k_zero", 1, "table")   # max 0 means 1
 
 
+# ----------------------------------------------------------------------------- weight layout
+
+# A plain-weight decode kernel for the smallest bucket, preshuffled kernels above it (the ROCm
+# tables' shape): the caller's weight layout picks between them.
+LAYOUT_KERNELS = """\
+k_decode,gfx942,gemm_a16w16,bf16,bf16,8,1,16,32,512,plain
+k_small,gfx942,gemm_a16w16,bf16,bf16,8,16,16,64,256,preshuffled
+k_big,gfx942,gemm_a16w16,bf16,bf16,8,16,1,128,64,preshuffled
+"""
+LAYOUT_ROWS = """\
+gfx942,gemm_a16w16,bf16,bf16,8,0,0,k_decode,4
+gfx942,gemm_a16w16,bf16,bf16,16,0,0,k_small,8
+gfx942,gemm_a16w16,bf16,bf16,9223372036854775807,0,0,k_big,1
+gfx942,gemm_a16w16,bf16,bf16,1,2048,7168,k_decode,2
+gfx942,gemm_a16w16,bf16,bf16,1,1024,1000,k_decode,2
+gfx942,gemm_a16w16,bf16,bf16,2,2048,7168,k_small,4
+"""
+
+
+def layout_lookup(M, N=4096, K=4096, w_layout=""):
+    return lookup(M, N, K, kernels=LAYOUT_KERNELS, rows=LAYOUT_ROWS, op="gemm_a16w16", in_dtype="bf16",
+                  out_dtype="bf16", w_layout=w_layout)
+
+
+@pytest.mark.parametrize("w_layout", ["", "plain"])
+def test_layout_unknown_or_matching_keeps_the_row(w_layout):
+    assert layout_lookup(1, w_layout=w_layout) == ("k_decode", 4, "default")
+    assert layout_lookup(1, 2048, 7168, w_layout) == ("k_decode", 2, "table")
+    assert layout_lookup(9, w_layout=w_layout) == ("k_small", 8, "default")
+
+
+def test_preshuffled_weight_takes_the_next_native_bucket():
+    """A preshuffled weight is not unshuffled for the plain decode kernel: the smallest covering
+    bucket of the same rows whose kernel reads preshuffled weights is used, with its split_k."""
+    assert layout_lookup(1, w_layout="preshuffled") == ("k_small", 8, "default")
+    assert layout_lookup(100, w_layout="preshuffled") == ("k_big", 1, "default")
+    assert layout_lookup(2, 2048, 7168, "preshuffled") == ("k_small", 4, "table")  # exact row, native
+    # the exact rows' native row answers only its bucket (1, 2]: M = 1 takes the default rows'
+    assert layout_lookup(1, 2048, 7168, "preshuffled") == ("k_small", 8, "default")
+
+
+def test_no_native_row_keeps_the_table_choice():
+    # no plain kernel covers M = 100 (the decode row's bucket is below): the weight is converted
+    assert layout_lookup(100, w_layout="plain") == ("k_big", 1, "default")
+    assert layout_lookup(16, w_layout="plain") == ("k_small", 8, "default")
+    # exact rows with only a plain kernel defer a preshuffled weight to the default rows
+    assert layout_lookup(1, 1024, 1000, "preshuffled") == ("k_small", 8, "default")
+
+
+def test_bad_layout_name():
+    with pytest.raises(RuntimeError, match="unknown weight layout 'swizzled'"):
+        layout_lookup(1, w_layout="swizzled")
+
+
 # ----------------------------------------------------------------------------- errors
 
 
@@ -202,7 +256,7 @@ def test_empty_tables_raise_not_implemented():
 
 
 def test_bad_csv_is_rejected():
-    with pytest.raises(RuntimeError, match="kernel line needs 8 or 10 fields"):
+    with pytest.raises(RuntimeError, match="kernel line needs 8, 10 or 11 fields"):
         lookup(8, kernels="k,gfx942,gemm_a8w8\n")
     with pytest.raises(RuntimeError, match="row line needs 9 fields"):
         lookup(8, rows="gfx942,gemm_a8w8,fp8_e4m3fnuz\n")

@@ -121,16 +121,19 @@ def _arch_of(device) -> str:
 
 
 def explain(op: str, M: int, N: int, K: int, dtype: torch.dtype = torch.bfloat16,
-            device="cuda", out_dtype: Optional[torch.dtype] = None) -> dict:
+            device="cuda", out_dtype: Optional[torch.dtype] = None, w_layout: Optional[str] = None) -> dict:
     """The kernel and split_k the dispatch table picks for a problem.
 
     device: a torch device or an arch name ("sm_90a", "gfx942", "gfx950"). On "cpu" the answer
     is always the CPU reference implementation.
+    w_layout: the weight the call passes, "plain" (2-D) or "preshuffled" (4-D); the ops prefer a
+    kernel reading that layout natively when the table has one for the M bucket. None: as if
+    unknown (the table's first choice).
     """
     arch = _arch_of(device)
     if arch == "cpu":
         return {"kernel": "cpu_reference", "split_k": 1, "source": "cpu", "arch": "cpu"}
-    return json.loads(ops._explain(op, M, N, K, dtype, out_dtype, arch))
+    return json.loads(ops._explain(op, M, N, K, dtype, out_dtype, arch, w_layout))
 
 
 def warmup(device=None) -> None:
