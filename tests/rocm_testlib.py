@@ -190,6 +190,27 @@ def embedded_exports(path) -> list:
     return found
 
 
+def isa_kernel_code(isa: str) -> dict:
+    """{kernel symbol: its instructions} of an ISA listing holding one or more kernels (from the
+    kernel's label to its .end_amdhsa_kernel; directive and comment lines dropped)."""
+    out = {}
+    for m in re.finditer(r"^([A-Za-z_][\w.]*):\n(.*?)^\s*\.end_amdhsa_kernel", isa, re.M | re.S):
+        out[m.group(1)] = "\n".join(ln for ln in m.group(2).splitlines()
+                                    if ln.strip() and not ln.lstrip().startswith((";", ".")))
+    return out
+
+
+def isa_kernel_metadata(isa: str) -> dict:
+    """{kernel symbol: its item of the amdhsa.kernels metadata list} of an ISA listing."""
+    md = isa.split("amdhsa.kernels:", 1)[1] if "amdhsa.kernels:" in isa else ""
+    out = {}
+    for item in re.split(r"^  - ", md, flags=re.M)[1:]:
+        m = re.search(r"^\s+\.name:\s+(\S+)", item, re.M)
+        if m:
+            out[m.group(1)] = item
+    return out
+
+
 def abi_kernarg_layout(abi: list) -> list:
     """(offset, size) of each kernel argument the FlyDSL launcher packs (stream excluded), laid
     out with natural alignment as the AMDGPU kernarg segment is."""
@@ -237,14 +258,37 @@ def stub_env(stub_lib, log, arch, **extra) -> dict:
 # Kernel arguments of the ROCm families, in kernarg order: (name, bytes). Pointers are 8 bytes,
 # scalars int32. Written here from the families' documented signatures, not read from them.
 FAMILY_KERNEL_ARGS = {
-    "gemm_a16w16": [("out", 8), ("a", 8), ("w", 8), ("bias", 8), ("M", 4), ("N", 4), ("K", 4), ("lda", 4),
-                    ("ldo", 4)],
-    "gemm_a8w8": [("out", 8), ("a", 8), ("w", 8), ("bias", 8), ("a_scale", 8), ("w_scale", 8), ("M", 4), ("N", 4),
-                  ("K", 4), ("lda", 4), ("ldo", 4), ("a_scale_per_row", 4), ("w_scale_per_row", 4)],
-    # gemm_mxfp8 / gemm_mxfp4 (kernels/rocm/gemm_mxfp.py): K logical, lda in bytes
+    "gemm_a16w16": [("out", 8), ("a", 8), ("w", 8), ("bias", 8), ("ws", 8), ("M", 4), ("N", 4), ("K", 4),
+                    ("lda", 4), ("ldo", 4), ("M_pad", 4), ("split_k", 4)],
+    "gemm_a8w8": [("out", 8), ("a", 8), ("w", 8), ("bias", 8), ("a_scale", 8), ("w_scale", 8), ("ws", 8), ("M", 4),
+                  ("N", 4), ("K", 4), ("lda", 4), ("ldo", 4), ("a_scale_per_row", 4), ("w_scale_per_row", 4),
+                  ("M_pad", 4), ("split_k", 4)],
+    "gemm_a8w8_blockscale": [("out", 8), ("a", 8), ("w", 8), ("bias", 8), ("a_scale", 8), ("w_scale", 8), ("ws", 8),
+                             ("M", 4), ("N", 4), ("K", 4), ("lda", 4), ("ldo", 4), ("M_pad", 4), ("split_k", 4)],
+    "gemm_splitk_decode": [("out", 8), ("a", 8), ("w", 8), ("bias", 8), ("ws", 8), ("M", 4), ("N", 4), ("K", 4),
+                           ("lda", 4), ("ldo", 4), ("M_pad", 4), ("split_k", 4)],
+    # gemm_mxfp8 / gemm_mxfp4 (kernels/rocm/gemm_mxfp.py): K logical, lda in bytes; no split-K mode
     "gemm_mxfp": [("out", 8), ("a", 8), ("w", 8), ("bias", 8), ("a_scale", 8), ("w_scale", 8), ("M", 4), ("N", 4),
                   ("K", 4), ("lda", 4), ("ldo", 4)],
+    # the split-K reduce kernel in the same module (kernels/rocm/_splitk.py): unscaled / gemm_a8w8's
+    "splitk_reduce": [("out", 8), ("ws", 8), ("bias", 8), ("M", 4), ("N", 4), ("ldo", 4), ("M_pad", 4),
+                      ("split_k", 4)],
+    "splitk_reduce_scaled": [("out", 8), ("ws", 8), ("bias", 8), ("a_scale", 8), ("w_scale", 8), ("M", 4), ("N", 4),
+                             ("ldo", 4), ("M_pad", 4), ("split_k", 4), ("a_scale_per_row", 4),
+                             ("w_scale_per_row", 4)],
 }
+# Which reduce each family's split-K records launch (gemm_a8w8 defers its scales to it).
+FAMILY_REDUCE = {"gemm_a16w16": "splitk_reduce", "gemm_a8w8": "splitk_reduce_scaled",
+                 "gemm_a8w8_blockscale": "splitk_reduce", "gemm_splitk_decode": "splitk_reduce"}
+REDUCE_THREADS, REDUCE_VEC = 256, 4  # columns per reduce workgroup: 1024
+
+
+def main_grid(family, tile, M, N, split_k):
+    """Grid of a family's GEMM kernel, from its documented launch geometry."""
+    tm, tn, _ = tile
+    if family == "gemm_splitk_decode":  # weight rows on x, token tiles on y, slices on z
+        return [ceil_div(N, tn), ceil_div(M, tm), split_k]
+    return [ceil_div(M, tm), ceil_div(N, tn), split_k]
 # bytes per storage element of A (the probe's lda is a row of A rounded up to 16 bytes)
 IN_BYTES = {"bf16": 2, "fp16": 2, "fp8_e4m3fn": 1, "fp8_e4m3fnuz": 1, "int8": 1, "fp4_e2m1_x2": 1}
 # logical K values per storage element (fp4 e2m1 is packed in pairs)
@@ -279,13 +323,15 @@ def decode_kernarg(family: str, hexstr: str) -> dict:
 
 
 def decode_gemm_a16w16_kernarg(hexstr: str) -> dict:
-    """The 52-byte kernarg segment of gemm_a16w16: out, a, w, bias pointers; M, N, K, lda, ldo."""
+    """The 68-byte kernarg segment of gemm_a16w16: out, a, w, bias, ws pointers; M, N, K, lda,
+    ldo, M_pad, split_k."""
     return decode_kernarg("gemm_a16w16", hexstr)
 
 
 # Fake pointers used by flygemm_rocm_probe_record_ex (csrc/rocm_runtime.cpp).
 PROBE_A, PROBE_W, PROBE_OUT, PROBE_STREAM = 0x7F1000000000, 0x7F2000000000, 0x7F3000000000, 0x5EED0000
 PROBE_A_SCALE, PROBE_W_SCALE, PROBE_BIAS = 0x7F5000000000, 0x7F6000000000, 0x7F7000000000
+PROBE_WS = 0x7F4000000000  # the fp32 workspace, passed when split_k > 1
 
 
 # ------------------------------------------------------------------------------------------
@@ -336,54 +382,94 @@ def ceil_div(a, b):
     return (a + b - 1) // b
 
 
+def launch_case(case):
+    """(M, N, K[, split_k, a_scale_kind, w_scale_kind, bias]) with the defaults filled in."""
+    M, N, K, split_k, akind, wkind, bias = list(case) + [1, SCALE_NONE, SCALE_NONE, False][len(case) - 3:]
+    return M, N, K, split_k, akind, wkind, bias
+
+
+def expected_launches(kernel, case):
+    """[(kernel kind, grid, block, kernarg values)] that probing ``kernel`` (a rocm_kernels()
+    entry) with ``case`` must produce: the GEMM kernel (grid z / y = the slices actually run:
+    split_k clamped to the K tiles) and, when more than one slice runs, the reduce."""
+    tm, tn, tk = kernel["tile"]
+    meta = kernel.get("meta") or {}
+    family = kernel.get("family") or meta.get("family")
+    in_dtype = kernel.get("in_dtype") or (meta.get("config") or {}).get("in_dtype")
+    M, N, K, split_k, akind, wkind, bias = launch_case(case)
+    if M == 0 or N == 0:
+        return []
+    per16 = 16 // IN_BYTES[in_dtype]
+    m_pad = ceil_div(M, tm) * tm  # what the probe passes with split_k > 1
+    slices = 1 if N % REDUCE_VEC else max(1, min(split_k, ceil_div(K, tk)))  # the adapter's clamps:
+    slices = 1 if slices * m_pad * N * 4 >= 0x7FFFFFFF else slices  # N % 4, 32-bit workspace offsets
+    if family not in FAMILY_REDUCE:  # no split-K mode: the adapter refuses split_k > 1
+        assert split_k == 1, (family, case)
+        slices = 1
+    m_pad = m_pad if slices > 1 else M
+    ws = PROBE_WS if split_k > 1 else 0
+    lda = ceil_div(K // K_PER_ELEM.get(in_dtype, 1), per16) * per16  # storage elements (packed fp4: bytes)
+    args = dict(out=PROBE_OUT, a=PROBE_A, w=PROBE_W, bias=PROBE_BIAS if bias else 0, M=M, N=N, K=K,
+                lda=lda, ldo=N, ws=ws, M_pad=m_pad, split_k=slices)
+    scales = dict(a_scale=PROBE_A_SCALE if akind else 0, w_scale=PROBE_W_SCALE if wkind else 0,
+                  a_scale_per_row=int(akind == SCALE_PER_ROW), w_scale_per_row=int(wkind == SCALE_PER_ROW))
+    args.update({k: v for k, v in scales.items() if k in dict(FAMILY_KERNEL_ARGS[family])})
+    names = [n for n, _ in FAMILY_KERNEL_ARGS[family]]
+    out = [(family, main_grid(family, kernel["tile"], M, N, slices), [meta.get("threads", 256), 1, 1],
+            {n: args[n] for n in names})]
+    if slices > 1:
+        red = FAMILY_REDUCE[family]
+        rargs = dict(args, **scales)
+        out.append((red, [M, ceil_div(N, REDUCE_THREADS * REDUCE_VEC), 1], [REDUCE_THREADS, 1, 1],
+                    {n: rargs[n] for n, _ in FAMILY_KERNEL_ARGS[red]}))
+    return out
+
+
+def kernel_kind(name: str) -> str:
+    """The FAMILY_KERNEL_ARGS key of a code-object kernel symbol: "<family>_kernel_<index>" (the
+    GEMM kernel) or "<reduce kind>_<index>"."""
+    return name.rsplit("_", 1)[0].removesuffix("_kernel")
+
+
 def check_launches(log: list, kernel: dict, arch: str, cases: list) -> None:
-    """Checks the stub log of probing one ROCm kernel record (family gemm_a16w16, gemm_a8w8, gemm_mxfp)
-    with `cases` [(M, N, K[, a_scale_kind, w_scale_kind, bias]), ...]: one code-object load for
-    the device, of the right target; the kernel symbol with the family's kernarg layout and the
-    expected LDS/scratch metadata; and per launch the grid, block, dynamic LDS and the kernarg
-    bytes (pointers, sizes, strides, scale pointers and per-row flags)."""
-    tm, tn, _tk = kernel["tile"]
+    """Checks the stub log of probing one ROCm kernel record with `cases` [(M, N, K[, split_k,
+    a_scale_kind, w_scale_kind, bias]), ...]: one code-object load for the device, of the right
+    target; every function looked up has its kind's kernarg layout and no scratch, the GEMM
+    kernel the expected LDS; and the launches, in order, are exactly ``expected_launches``:
+    grid, block, no dynamic LDS, the stream, the kernarg bytes (pointers, sizes, strides, scale
+    pointers and flags, workspace, M_pad, slices) -- a reduce right after the GEMM kernel when
+    more than one slice runs, none otherwise."""
     meta = kernel.get("meta") or {}
     family = kernel.get("family") or meta.get("family") or "gemm_a16w16"
-    in_dtype = kernel.get("in_dtype") or (meta.get("config") or {}).get("in_dtype") or "bf16"
+    kernel = dict(kernel, family=family)
     loads = [e for e in log if e["call"] == "hipModuleLoadData"]
     assert len(loads) == 1, f"expected one module load per device, got {loads}"
     assert loads[0]["rc"] == 0 and loads[0]["e_machine"] == EM_AMDGPU
     assert loads[0]["mach"] == arch, f"loaded a {loads[0]['mach']} code object on a {arch} device"
     assert loads[0]["target"].split("-")[-1].split(":")[0] == arch, loads[0]["target"]
-    funcs = [e for e in log if e["call"] == "hipModuleGetFunction"]
-    assert len(funcs) == 1 and funcs[0]["rc"] == 0, funcs
-    f = funcs[0]
-    size = kernarg_size(family)
-    assert f["kernarg_segment_size"] == size
-    assert f["args"] == [list(a) for a in kernarg_layout(family)], f["args"]
-    assert f["private_segment_fixed_size"] == 0
-    assert 0 < f["group_segment_fixed_size"] <= LDS_LIMIT[arch]
-    if "lds_bytes" in meta:
-        assert f["group_segment_fixed_size"] == meta["lds_bytes"]
-    assert f["wavefront_size"] == 64
+    funcs = {e["name"]: e for e in log if e["call"] == "hipModuleGetFunction"}
+    assert funcs and all(f["rc"] == 0 for f in funcs.values()), funcs
+    for f in funcs.values():
+        kind = kernel_kind(f["name"])
+        assert kind in (family, FAMILY_REDUCE.get(family)), f["name"]
+        assert f["kernarg_segment_size"] == kernarg_size(kind)
+        assert f["args"] == [list(a) for a in kernarg_layout(kind)], f["args"]
+        assert f["private_segment_fixed_size"] == 0
+        assert f["wavefront_size"] == 64
+        assert f["group_segment_fixed_size"] <= LDS_LIMIT[arch]
+        if kind == family and "lds_bytes" in meta:
+            assert f["group_segment_fixed_size"] == meta["lds_bytes"] > 0
     launches = [e for e in log if e["call"] == "hipModuleLaunchKernel"]
-    expected = [c for c in cases if c[0] > 0 and c[1] > 0]
-    assert len(launches) == len(expected), (launches, expected)
-    per16 = 16 // IN_BYTES[in_dtype]
-    k_per_elem = K_PER_ELEM.get(in_dtype, 1)
-    for e, case in zip(launches, expected):
-        M, N, K, akind, wkind, bias = (list(case) + [SCALE_NONE, SCALE_NONE, False][len(case) - 3:])
-        assert e["rc"] == 0 and e["name"] == f["name"]
-        assert e["grid"] == [ceil_div(M, tm), ceil_div(N, tn), 1], (e["grid"], M, N, kernel["tile"])
-        assert e["block"] == [meta.get("threads", 256), 1, 1]
+    expected = [x for c in cases for x in expected_launches(kernel, c)]
+    assert len(launches) == len(expected), ([e["name"] for e in launches], [x[0] for x in expected])
+    for e, (kind, grid, block, args) in zip(launches, expected):
+        assert e["rc"] == 0 and kernel_kind(e["name"]) == kind, (e["name"], kind)
+        assert e["grid"] == grid, (e["grid"], grid, kind, kernel["tile"])
+        assert e["block"] == block
         assert e["shared"] == meta.get("dynamic_lds_bytes", 0) == 0
         assert e["stream"] == PROBE_STREAM
-        assert e["via"] == "kernelParams" and e["kernarg_size"] == size
-        ka = decode_kernarg(family, e["kernarg"])
-        want = dict(out=PROBE_OUT, a=PROBE_A, w=PROBE_W, bias=PROBE_BIAS if bias else 0, M=M, N=N, K=K,
-                    lda=ceil_div(K // k_per_elem, per16) * per16, ldo=N)
-        if family == "gemm_mxfp":
-            want.update(a_scale=PROBE_A_SCALE if akind else 0, w_scale=PROBE_W_SCALE if wkind else 0)
-        if family == "gemm_a8w8":
-            want.update(a_scale=PROBE_A_SCALE if akind else 0, w_scale=PROBE_W_SCALE if wkind else 0,
-                        a_scale_per_row=int(akind == SCALE_PER_ROW), w_scale_per_row=int(wkind == SCALE_PER_ROW))
-        assert ka == want, (ka, want)
+        assert e["via"] == "kernelParams" and e["kernarg_size"] == kernarg_size(kind)
+        assert decode_kernarg(kind, e["kernarg"]) == args, (decode_kernarg(kind, e["kernarg"]), args)
 
 
 def check_gemm_a16w16_launches(log: list, kernel: dict, arch: str, cases: list) -> None:

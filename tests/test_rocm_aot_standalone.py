@@ -1,10 +1,10 @@
 """The ROCm kernel pipeline end to end, without the op library and without AMD hardware:
-kernels/rocm/gemm_a16w16.py and gemm_a8w8.py build() for gfx942 and gfx950 (FlyDSL, one process
-per kernel), the
-exported objects linked with csrc/rocm_runtime.cpp (shim only) and a minimal registry into a
-throwaway library, then driven through the stub HIP runtime (tests/stub_hip).
+kernels/rocm/gemm_a16w16.py, gemm_a8w8.py, gemm_a8w8_blockscale.py and gemm_splitk_decode.py build()
+for gfx942 and gfx950 (FlyDSL, one process per kernel), the exported objects linked with
+csrc/rocm_runtime.cpp (shim only) and a minimal registry into a throwaway library, then driven
+through the stub HIP runtime (tests/stub_hip), split-K launches (GEMM kernel + reduce) included.
 
-Needs flydsl (build machine); skipped elsewhere. Takes ~60 s (four FlyDSL builds)."""
+Needs flydsl (build machine); skipped elsewhere. Takes ~90 s (six FlyDSL builds)."""
 
 import concurrent.futures
 import json
@@ -25,23 +25,29 @@ SPECS = [  # (family, arch, in, out, tile)
     ("gemm_a16w16", "gfx950", "fp16", "fp32", (16, 64, 128)),
     ("gemm_a8w8", "gfx942", "fp8_e4m3fnuz", "bf16", (16, 64, 256)),
     ("gemm_a8w8", "gfx950", "int8", "fp16", (64, 128, 128)),
+    ("gemm_a8w8_blockscale", "gfx942", "fp8_e4m3fnuz", "bf16", (32, 64, 128)),
+    ("gemm_splitk_decode", "gfx950", "bf16", "bf16", (16, 32, 512)),
 ]
+# (M, N, K, split_k[, a_scale_kind, w_scale_kind, bias])
 CASES = {
-    "gemm_a16w16": [(1, 64, 64), (130, 272, 200), (256, 128, 4096), (17, 48, 8)],
-    # (M, N, K, a_scale_kind, w_scale_kind, bias)
-    "gemm_a8w8": [(1, 64, 64, 1, 1, False), (130, 272, 208, 2, 1, True), (256, 128, 4096, 1, 2, False),
-                  (17, 48, 16, 2, 2, True)],
+    "gemm_a16w16": [(1, 64, 64, 1), (130, 272, 200, 2), (256, 128, 4096, 3), (17, 48, 8, 4)],
+    "gemm_a8w8": [(1, 64, 64, 1, 1, 1, False), (130, 272, 208, 1, 2, 1, True), (256, 128, 4096, 1, 1, 2, False),
+                  (17, 48, 16, 1, 2, 2, True)],  # int8 spec here: no split-K mode
+    "gemm_a8w8_blockscale": [(1, 64, 128, 1, 3, 3, False), (7, 256, 1008, 3, 3, 3, True), (40, 64, 4096, 16, 3, 3, False)],
+    "gemm_splitk_decode": [(1, 64, 64, 1), (8, 100, 4096, 4, 0, 0, True), (3, 2048, 7168, 3), (17, 36, 520, 2)],
 }
-K_MULTIPLE = {"gemm_a16w16": 8, "gemm_a8w8": 16}
-KERNARG = {"gemm_a16w16": 52, "gemm_a8w8": 76}
+K_MULTIPLE = {"gemm_a16w16": 8, "gemm_a8w8": 16, "gemm_a8w8_blockscale": 16, "gemm_splitk_decode": 8}
+N_MULTIPLE = {"gemm_a16w16": 16, "gemm_a8w8": 16, "gemm_a8w8_blockscale": 16, "gemm_splitk_decode": 1}
+KERNARG = {"gemm_a16w16": 68, "gemm_a8w8": 92, "gemm_a8w8_blockscale": 84, "gemm_splitk_decode": 68}
 
 
 def _spec(family, arch, ind, outd, tile):
     tm, tn, tk = tile
     name = f"{family}.{ind}.{outd}.t{tm}x{tn}x{tk}.{arch}"
-    return dict(name=name, family=family, op=family, in_dtype=ind, out_dtype=outd,
-                w_layout="preshuffled", tile_m=tm, tile_n=tn, tile_k=tk, params={}, arch=arch,
-                ident="k_" + name.replace(".", "_"))
+    decode = family == "gemm_splitk_decode"
+    return dict(name=name, family=family, op="gemm_a16w16" if decode else family, in_dtype=ind, out_dtype=outd,
+                w_layout="plain" if decode else "preshuffled", tile_m=tm, tile_n=tn, tile_k=tk, params={},
+                arch=arch, ident="k_" + name.replace(".", "_"))
 
 
 def _first(harness, family, arch):
@@ -76,7 +82,7 @@ def _build(spec, out_dir):
 def harness(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("rocm_aot")
     specs = [_spec(*x) for x in SPECS]
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:  # at most 2 FlyDSL builds at a time
         results = list(pool.map(lambda s: _build(s, tmp / s["ident"]), specs))
     built = list(zip(specs, results))
     objects = [tmp / s["ident"] / o for s, r in built for o in r["objects"]]
@@ -89,13 +95,17 @@ def test_build_outputs(harness):
     for spec, res in harness["built"]:
         d = harness["tmp"] / spec["ident"]
         meta = res["meta"]
-        assert res["requires_n_multiple"] == 16 and res["max_split_k"] == 1
+        assert res["requires_n_multiple"] == N_MULTIPLE[spec["family"]]
+        assert res["max_split_k"] == (1 if spec["in_dtype"] == "int8" else 16)
         assert res["requires_k_multiple"] == K_MULTIPLE[spec["family"]]
         for f in (meta["hsaco"], meta["isa"], *res["objects"]):
             assert (d / f).is_file(), f
         info = rt.code_object_info((d / meta["hsaco"]).read_bytes())
         assert info["e_machine"] == rt.EM_AMDGPU and info["mach"] == spec["arch"]
-        (kern,) = info["metadata"]["amdhsa.kernels"]
+        kernels = info["metadata"]["amdhsa.kernels"]
+        (kern,) = [k for k in kernels if rt.kernel_kind(k[".name"]) == spec["family"]]
+        reduces = [rt.kernel_kind(k[".name"]) for k in kernels if k is not kern]
+        assert reduces == ([] if res["max_split_k"] == 1 else [rt.FAMILY_REDUCE[spec["family"]]])
         assert kern[".kernarg_segment_size"] == meta["kernarg_segment_size"] == KERNARG[spec["family"]]
         assert kern[".group_segment_fixed_size"] == meta["lds_bytes"] == meta["group_segment_fixed_size"]
         assert kern[".private_segment_fixed_size"] == 0
@@ -132,7 +142,7 @@ def test_launch_through_stub(harness, tmp_path, spec_row):
     spec, res = next((s, r) for s, r in harness["built"] if s["arch"] == arch and s["family"] == family)
     log = tmp_path / "stub.jsonl"
     env = rt.stub_env(harness["stub"], log, arch)
-    cases = [(spec["name"], *c[:3], 1, *c[3:]) for c in CASES[family]]
+    cases = [(spec["name"], *c) for c in CASES[family]]
     out = rt.run_probes(str(harness["lib"]), env, cases)
     assert out["arch"] == arch
     assert out["results"] == ["ok"] * len(cases), out
@@ -155,7 +165,7 @@ def test_wrong_arch_and_errors(harness, tmp_path):
         (gfx950["name"], 16, 64, 64, 1),   # gfx950 code object on a gfx942 device
         (gfx942["name"], 16, 40, 64, 1),   # N % 16
         (gfx942["name"], 16, 64, 60, 1),   # K % 8
-        (gfx942["name"], 16, 64, 64, 2),   # split-K
+        (gfx942["name"], 16, 64, 64, 17),  # split-K beyond max_split_k
         (gfx942["name"], 0, 64, 64, 1),    # M == 0: nothing launched
         ("no.such.kernel", 1, 16, 8, 1),
     ])
@@ -163,7 +173,7 @@ def test_wrong_arch_and_errors(harness, tmp_path):
     assert "hipErrorNoBinaryForGpu" in r[0] and "209" in r[0]
     assert "N must be a multiple of 16" in r[1]
     assert "K must be a multiple of 8" in r[2]
-    assert "split_k must be 1" in r[3]
+    assert "split_k must be in [1, 16]" in r[3]
     assert r[4] == "ok"
     assert "no such kernel" in r[5]
     assert not [e for e in rt.read_log(log) if e["call"] == "hipModuleLaunchKernel"]

@@ -258,3 +258,298 @@ def test_a8w8_config_validation():
         with pytest.raises(ValueError):
             K8.config_from_spec(spec)
     K8.config_from_spec(dict(ok, arch="gfx950", in_dtype="fp8_e4m3fn", tile_m=256, tile_k=256))
+
+
+# --------------------------------------------------------------------------------------------
+# Split-K (kernels/rocm/_splitk.py): partials into the modelled fp32 workspace, then the reduce
+# --------------------------------------------------------------------------------------------
+def _module_named(name):
+    import importlib.util
+
+    path = rt.ROOT / "kernels" / "rocm" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"flygemm_rocm_{name}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+SK = _module_named("_splitk")
+
+# tile, M, N, K, split_k: ragged M, split_k dividing / not dividing the K tiles, more slices than
+# K tiles (clamped), split_k = 1 (direct, no workspace)
+SPLIT_CASES16 = [
+    ((16, 64, 256), 5, 96, 1000, 3),     # 4 K tiles in 3 slices (floor partition: 1, 1, 2)
+    ((16, 64, 256), 1, 64, 4096, 4),     # 16 tiles, 4 slices
+    ((64, 128, 64), 70, 272, 640, 4),    # ragged M over two row tiles, 10 tiles in 4 slices
+    ((16, 64, 128), 9, 64, 1024, 16),    # 8 tiles: clamped to 8 slices
+    ((32, 64, 64), 33, 48, 72, 2),       # K tail inside the last tile of the last slice
+    ((16, 64, 256), 3, 64, 512, 1),      # direct
+]
+
+
+def _ids(c):
+    return "t{}x{}x{}-M{}N{}K{}-S{}".format(*c[0], *c[1:])
+
+
+def test_k_slice_partition():
+    """Slices are whole K tiles, contiguous, cover every tile once, differ by at most one tile,
+    and none is empty once split_k is clamped to the tile count."""
+    for k_tiles in range(1, 40):
+        for split_k in range(1, 17):
+            S = SK.effective_split_k(split_k, k_tiles)
+            parts = [SK.k_slice(s, k_tiles, S) for s in range(S)]
+            assert parts[0][0] == 0 and parts[-1][1] == k_tiles
+            assert all(a[1] == b[0] for a, b in zip(parts, parts[1:]))
+            sizes = [e - b for b, e in parts]
+            assert min(sizes) >= 1 and max(sizes) - min(sizes) <= 1, (k_tiles, split_k, sizes)
+    assert SK.effective_split_k(8, 100, N=130) == 1  # N % 4: the reduce's 16-byte rows; runs unsplit
+    assert SK.effective_split_k(4, 100, N=65536, M_pad=2048) == 1  # 2 GiB of slices: 32-bit offsets
+    assert SK.effective_split_k(4, 100, N=65536, M_pad=1024) == 4
+
+
+def test_workspace_layout_is_the_contract():
+    """workspace[s, m, n] of the fp32 [S, M_pad, N] tensor the op allocates (csrc/device_ops.cpp)."""
+    S, M_pad, N = 3, 32, 48
+    ws = np.arange(S * M_pad * N).reshape(S, M_pad, N)
+    for s, m, n in [(0, 0, 0), (2, 31, 47), (1, 5, 7)]:
+        assert ws.reshape(-1)[SK.ws_offset(s, m, n, M_pad, N)] == ws[s, m, n]
+    wg = SK.WsGeometry(np.where)
+    assert wg.reduce_bytes(S, M_pad, N) == ((S - 1) * M_pad * N + N) * 4
+    assert wg.tile_bytes(rows_valid=5, n_left=20, N=N) == (4 * N + 20) * 4
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+@pytest.mark.parametrize("case", SPLIT_CASES16, ids=_ids)
+def test_emulated_a16w16_split_k(arch, case):
+    tile, M, N, K, S = case
+    tm, tn, tk = tile
+    cfg = K16.config_from_spec(dict(arch=arch, in_dtype="bf16", out_dtype="bf16", tile_m=tm, tile_n=tn, tile_k=tk))
+    rng = np.random.default_rng(S)
+    lda, ldo = K + 8, N + 16
+    a = rng.standard_normal((M, lda))
+    a[:, K:] = np.nan
+    w = rng.standard_normal((N, K))
+    b = rng.standard_normal(N)
+    out = np.full(M * ldo + 37, -12345.0)
+    K16.emulate(cfg, a.reshape(-1), preshuffle(w), b, M, N, K, lda, ldo, out, split_k=S)
+    got = out[:M * ldo].reshape(M, ldo)
+    np.testing.assert_allclose(got[:, :N], a[:, :K] @ w.T + b, rtol=1e-12, atol=1e-9)
+    assert np.all(got[:, N:] == -12345.0) and np.all(out[M * ldo:] == -12345.0)
+
+
+def test_split_k_partials_and_fixed_order_reduce():
+    """The workspace holds each slice's own partial sum (rows < M; rows M..M_pad untouched, NaN),
+    and the reduce adds them in slice order: bitwise equal to a float32 left fold of the
+    partials, and different from another order (so the order is really fixed)."""
+    cfg = K16.config_from_spec(dict(arch="gfx942", in_dtype="bf16", out_dtype="bf16", tile_m=16, tile_n=64,
+                                    tile_k=256))
+    M, N, K, S = 5, 64, 1024, 4
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((M, K)).astype(np.float32).astype(np.float64)
+    w = rng.standard_normal((N, K)).astype(np.float32).astype(np.float64)
+    M_pad = 16
+    ws = SK.new_workspace(S, M_pad, N)
+    for s in range(S):
+        b, e = SK.k_slice(s, 4, S)
+        K16.core.emulate(cfg, a.reshape(-1), preshuffle(w), None, M, N, K, K, N, None, k_tiles=range(b, e),
+                         store=SK.partial_store_hook(ws, s, M_pad, N))
+    parts = ws.reshape(S, M_pad, N)
+    for s in range(S):
+        ks = slice(s * 256, (s + 1) * 256)
+        np.testing.assert_allclose(parts[s, :M], a[:, ks] @ w[:, ks].T, rtol=1e-12, atol=1e-12)
+    assert np.all(np.isnan(parts[:, M:])), "rows >= M must never be written"
+    parts32 = parts.astype(np.float32)
+    out = np.zeros(M * N, dtype=np.float32)
+    SK.emulate_reduce(parts32.reshape(-1), out, None, M, N, N, M_pad, S)
+    fold = parts32[0, :M]
+    for s in range(1, S):
+        fold = fold + parts32[s, :M]
+    assert np.array_equal(out.reshape(M, N), fold)
+    backwards = parts32[S - 1, :M]
+    for s in range(S - 2, -1, -1):
+        backwards = backwards + parts32[s, :M]
+    assert not np.array_equal(fold, backwards)
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+@pytest.mark.parametrize("case", [
+    ((16, 64, 256), 5, 96, 1008, 3, True, False),
+    ((64, 128, 128), 70, 256, 640, 4, False, True),
+    ((16, 64, 256), 1, 64, 272, 5, True, True),      # 2 K tiles: clamped to 2 slices
+    ((16, 64, 256), 3, 64, 4096, 16, False, False),  # 16 tiles in 16 slices
+], ids=lambda c: "t{}x{}x{}-M{}N{}K{}-S{}".format(*c[0], *c[1:5]))
+def test_emulated_a8w8_split_k(arch, case):
+    """fp8 split-K: raw partials, then the reduce applies a_scale * w_scale (every kind) and bias."""
+    tile, M, N, K, S, a_row, w_row = case
+    in_dtype = FP8[arch]
+    tm, tn, tk = tile
+    cfg = K8.config_from_spec(dict(arch=arch, in_dtype=in_dtype, out_dtype="bf16", tile_m=tm, tile_n=tn, tile_k=tk))
+    rng = np.random.default_rng(S)
+    lda, ldo = K + 16, N + 16
+    a = np.full((M, lda), np.nan)
+    a[:, :K] = _random_bytes(rng, (M, K), in_dtype)
+    w = _random_bytes(rng, (N, K), in_dtype)
+    sa = rng.uniform(0.25, 2.0, M if a_row else 1)
+    sw = rng.uniform(0.25, 2.0, N if w_row else 1)
+    b = rng.standard_normal(N)
+    out = np.full(M * ldo + 37, -12345.0)
+    K8.emulate(cfg, a.reshape(-1), preshuffle8(w).astype(np.float64), b, sa, sw, M, N, K, lda, ldo, out, split_k=S)
+    got = out[:M * ldo].reshape(M, ldo)
+    dec = _ref_decode(in_dtype)
+    ref = (dec[a[:, :K].astype(np.int64)] @ dec[w.astype(np.int64)].T) * sa.reshape(-1, 1) * sw.reshape(1, -1) + b
+    np.testing.assert_allclose(got[:, :N], ref, rtol=1e-12, atol=1e-9)
+    assert np.all(got[:, N:] == -12345.0) and np.all(out[M * ldo:] == -12345.0)
+
+
+def test_int8_has_no_split_k_mode():
+    cfg = K8.config_from_spec(dict(arch="gfx942", in_dtype="int8", out_dtype="bf16", tile_m=16, tile_n=64,
+                                   tile_k=256))
+    assert K8.FAM.max_split_k(cfg) == 1
+    with pytest.raises(AssertionError, match="int8 has no split-K mode"):
+        K8.emulate(cfg, np.zeros(16 * 512), np.zeros(64 * 512), None, np.ones(1), np.ones(1), 16, 64, 512, 512, 64,
+                   np.zeros(16 * 64), split_k=2)
+
+
+# --------------------------------------------------------------------------------------------
+# gemm_a8w8_blockscale: per-128-K-block fp32 promotion, direct and split-K
+# --------------------------------------------------------------------------------------------
+KB = _module_named("gemm_a8w8_blockscale")
+
+BLOCK_CASES = [
+    # tile, params, M, N, K, split_k
+    ((32, 64, 128), {}, 5, 96, 1008, 3),          # partial last scale block (K % 128 = 112), ragged M
+    ((32, 64, 128), {}, 1, 64, 16, 4),            # one partial block: clamped to one slice
+    ((64, 128, 128), {}, 70, 272, 640, 1),        # direct
+    ((128, 128, 128), {"wm": 2, "wn": 2}, 130, 400, 272, 2),  # N not a multiple of 128: last w_scale row partial
+    ((32, 64, 128), {}, 33, 256, 2048, 16),       # 16 blocks, 16 slices
+]
+
+
+def run_blockscale(arch, tile, params, M, N, K, S, seed=0, scale_w=None):
+    in_dtype = FP8[arch]
+    tm, tn, tk = tile
+    cfg = KB.config_from_spec(dict(arch=arch, in_dtype=in_dtype, out_dtype="bf16", tile_m=tm, tile_n=tn, tile_k=tk,
+                                   params=params))
+    rng = np.random.default_rng(seed)
+    lda, ldo = K + 16, N + 16
+    a = np.full((M, lda), np.nan)
+    a[:, :K] = _random_bytes(rng, (M, K), in_dtype)
+    w = _random_bytes(rng, (N, K), in_dtype)
+    nkb, nnb = -(-K // 128), -(-N // 128)
+    sa = rng.uniform(0.25, 2.0, (M, nkb))
+    sw = rng.uniform(0.25, 2.0, (nnb, nkb)) if scale_w is None else scale_w(nnb, nkb)
+    b = rng.standard_normal(N)
+    out = np.full(M * ldo + 37, -12345.0)
+    KB.emulate(cfg, a.reshape(-1), preshuffle8(w).astype(np.float64), b, sa, sw, M, N, K, lda, ldo, out, split_k=S)
+    got = out[:M * ldo].reshape(M, ldo)
+    assert np.all(got[:, N:] == -12345.0) and np.all(out[M * ldo:] == -12345.0)
+    dec = _ref_decode(in_dtype)
+    ad = dec[a[:, :K].astype(np.int64)] * np.repeat(sa, 128, axis=1)[:, :K]
+    wd = dec[w.astype(np.int64)] * np.repeat(np.repeat(sw, 128, axis=0), 128, axis=1)[:N, :K]
+    return got[:, :N], ad @ wd.T + b
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+@pytest.mark.parametrize("case", BLOCK_CASES, ids=lambda c: "t{}x{}x{}-M{}N{}K{}-S{}".format(*c[0], *c[2:]))
+def test_emulated_blockscale_matches_reference(arch, case):
+    """The oracle's dequantize-then-multiply (csrc/cpu_reference.cpp) equals the kernel's
+    per-block promotion: every scale is read at the right (row, block) / (column block, block)."""
+    tile, params, M, N, K, S = case
+    got, ref = run_blockscale(arch, tile, params, M, N, K, S)
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-9)
+
+
+def test_blockscale_scales_are_per_block():
+    """A scale that differs per K block and per 128-column block must change the result exactly
+    where it applies (a kernel using one scale per tile, or the wrong block, fails)."""
+    def sw_steps(nnb, nkb):
+        return (1.0 + np.arange(nnb)[:, None]) * (2.0 ** np.arange(nkb))[None, :]
+    got, ref = run_blockscale("gfx942", (32, 64, 128), {}, 4, 256, 384, 2, scale_w=sw_steps)
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-9)
+    flat, _ = run_blockscale("gfx942", (32, 64, 128), {}, 4, 256, 384, 2, scale_w=lambda nb, kb: np.ones((nb, kb)))
+    assert not np.allclose(got[:, 128:], flat[:, 128:])
+
+
+def test_blockscale_config_validation():
+    ok = dict(arch="gfx942", in_dtype="fp8_e4m3fnuz", out_dtype="bf16", tile_m=32, tile_n=64, tile_k=128)
+    assert KB.config_from_spec(ok).mfma == "v_mfma_f32_16x16x32_fp8_fp8"
+    assert KB.config_from_spec(dict(ok, arch="gfx950", in_dtype="fp8_e4m3fn")).mfma == \
+        "v_mfma_scale_f32_16x16x128_f8f6f4"
+    for bad in (dict(ok, tile_k=256, tile_m=64), dict(ok, out_dtype="fp32"), dict(ok, in_dtype="fp8_e4m3fn"),
+                dict(ok, in_dtype="int8"), dict(ok, tile_m=16)):
+        with pytest.raises(ValueError):
+            KB.config_from_spec(bad)
+
+
+# --------------------------------------------------------------------------------------------
+# gemm_splitk_decode: plain weights, swap-AB MFMA, cross-wave LDS reduction, split-K
+# --------------------------------------------------------------------------------------------
+KD = _module_named("gemm_splitk_decode")
+
+DECODE_CASES = [
+    # tile, params, M, N, K, split_k, in_dtype
+    ((16, 32, 512), {}, 1, 64, 4096, 1, "bf16"),
+    ((16, 32, 512), {}, 5, 100, 1000, 3, "bf16"),      # 2 K tiles: clamped to 2 slices
+    ((16, 32, 512), {}, 5, 102, 1000, 3, "bf16"),      # N % 4 != 0: runs unsplit
+    ((16, 32, 512), {}, 8, 2048, 7168, 4, "fp16"),     # 14 tiles in 4 slices
+    ((16, 32, 512), {}, 3, 36, 520, 2, "bf16"),        # K tail, ragged N inside a 16-row block
+    ((8, 64, 256), {"wk": 2}, 11, 132, 776, 4, "bf16"),  # two token tiles of 8, wn = 2
+    ((16, 64, 128), {"wk": 1}, 16, 256, 2048, 16, "fp16"),  # no cross-wave reduction
+    ((16, 32, 512), {}, 3, 33, 0, 1, "bf16"),          # K == 0: the bias
+    ((16, 32, 512), {}, 17, 64, 1024, 2, "bf16"),      # M beyond one token tile
+]
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+@pytest.mark.parametrize("case", DECODE_CASES, ids=lambda c: "t{}x{}x{}-M{}N{}K{}-S{}-{}".format(*c[0], *c[2:]))
+def test_emulated_decode_matches_reference(arch, case):
+    tile, params, M, N, K, S, in_dtype = case
+    tm, tn, tk = tile
+    cfg = KD.config_from_spec(dict(arch=arch, in_dtype=in_dtype, out_dtype=in_dtype, tile_m=tm, tile_n=tn,
+                                   tile_k=tk, params=params))
+    rng = np.random.default_rng(S + M)
+    lda, ldo = K + 8, N + 5
+    a = rng.standard_normal((M, lda))
+    a[:, K:] = np.nan
+    w = rng.standard_normal((N, K))
+    b = rng.standard_normal(N)
+    out = np.full(M * ldo + 37, -12345.0)
+    KD.emulate(cfg, a.reshape(-1), w.reshape(-1), b, M, N, K, lda, ldo, out, split_k=S)
+    got = out[:M * ldo].reshape(M, ldo)
+    np.testing.assert_allclose(got[:, :N], a[:, :K] @ w.T + b, rtol=1e-12, atol=1e-9)
+    assert np.all(got[:, N:] == -12345.0), "wrote into the row padding of out"
+    assert np.all(out[M * ldo:] == -12345.0), "wrote past the end of out"
+
+
+def test_decode_weight_loads_are_row_contiguous():
+    """16-byte W loads: the 4 lanes of a row read 64 contiguous bytes per instruction, and a
+    wave's vectors of one K tile cover each of its rows' k range exactly once."""
+    cfg = KD.config_from_spec(dict(arch="gfx942", in_dtype="bf16", out_dtype="bf16", tile_m=16, tile_n=32,
+                                   tile_k=512))
+    geo = KD.DecodeGeometry(cfg, np.where)
+    K = 4096
+    t = geo.thread(np.arange(256))
+    for u in range(cfg.unroll):
+        off = np.asarray(geo.w_offset(t, 0, u, 0, K))
+        wave0 = off[:64].reshape(4, 16)  # [lg, l16]
+        assert np.all(np.diff(wave0, axis=0) == 8)  # lane groups: consecutive 16-byte vectors of a row
+    seen = {}
+    for g in range(cfg.groups):
+        for u in range(cfg.unroll):
+            off = np.asarray(geo.w_offset(t, g, u, 0, K))
+            for o in off:
+                seen[o] = seen.get(o, 0) + 1
+    rows = {o // K for o in seen}
+    assert rows == set(range(cfg.tile_n)) and set(seen.values()) == {1}
+    assert sorted(seen)[-1] % K + 8 == cfg.tile_k  # the K tile's 512 k of every row
+
+
+def test_decode_config_validation():
+    ok = dict(arch="gfx942", in_dtype="bf16", out_dtype="bf16", tile_m=16, tile_n=32, tile_k=512)
+    cfg = KD.config_from_spec(ok)
+    assert (cfg.wn, cfg.wk, cfg.groups, cfg.unroll, cfg.lds_bytes) == (1, 4, 2, 4, 4 * 2 * 4 * 64 * 4)
+    assert KD.config_from_spec(dict(ok, arch="gfx950")).form.mnemonic == "v_mfma_f32_16x16x32_bf16"
+    for bad in (dict(ok, tile_m=32), dict(ok, tile_n=24), dict(ok, tile_k=500), dict(ok, in_dtype="fp8_e4m3fn"),
+                dict(ok, params={"wk": 3}), dict(ok, tile_n=256, tile_k=2048), dict(ok, arch="gfx90a")):
+        with pytest.raises(ValueError):
+            KD.config_from_spec(bad)
