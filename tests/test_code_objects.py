@@ -13,8 +13,9 @@
    same code object, the others do not; the ISA listing saved at build time (FlyDSL's final ISA,
    the disassembly evidence) has, per kernel: the expected MFMA form for the arch and dtype and
    the expected number of them, LDS and 16-byte buffer traffic, the epilogue's scalar loads
-   (bias; gemm_a8w8: the scales; blockscale: the per-block scales inside the k loop), no fused
-   multiply-add in the epilogue, the blockscale kernel's fp32 promotion per K block (a scale
+   (bias; gemm_a8w8: the scales; blockscale: the per-block scales inside the k loop), one store
+   per accumulator element and path (the epilogue's, in the output type, and for split-K records
+   the fp32 partial), no fused multiply-add in the epilogue, the blockscale kernel's fp32 promotion per K block (a scale
    product and a multiply-accumulate per accumulator per block), the reduce's 16-byte workspace
    loads and in-order adds (gemm_a8w8's: the two scale multiplies, no fma), no scratch, and the
    same register/LDS/kernarg counts as the HSACO's metadata. fp8: the bytes reach the MFMA unconverted;
@@ -217,7 +218,7 @@ def test_build_outputs(item):
     code = rt.isa_kernel_code(isa)
     assert set(code) == set(kernels)
     body = code[main]
-    expected = _check_gemm_isa(family, arch, cfg, meta, body, info)
+    expected = _check_gemm_isa(family, arch, cfg, meta, body, info, split)
     for red in reduces:
         _check_reduce_isa(rt.kernel_kind(red), cfg["out_dtype"], code[red], kernels[red])
 
@@ -231,7 +232,7 @@ def test_build_outputs(item):
     assert re.search(r"\.amdhsa_private_segment_fixed_size\s+0\b", isa)
 
 
-def _check_gemm_isa(family, arch, cfg, meta, body, info):
+def _check_gemm_isa(family, arch, cfg, meta, body, info, split):
     """ISA expectations of a family's GEMM kernel; returns its MFMA mnemonic."""
     in_dtype = cfg["in_dtype"]
     esz = rt.IN_BYTES[in_dtype]
@@ -255,6 +256,14 @@ def _check_gemm_isa(family, arch, cfg, meta, body, info):
     assert "scratch_" not in body
     dword_loads = len(re.findall(r"^\s*buffer_load_dword\s", body, re.M))
     fma = re.findall(r"^\s*v_(?:pk_)?fma\w*", body, re.M)
+    # one scalar store per accumulator element and path: the direct epilogue in the output type,
+    # and (split-K records) the fp32 partial to the workspace
+    n_acc = 4 * mr * nr
+    out16 = cfg["out_dtype"] in ("bf16", "fp16")
+    dword_stores = len(re.findall(r"^\s*buffer_store_dword\s", body, re.M))
+    short_stores = len(re.findall(r"^\s*buffer_store_short\s", body, re.M))
+    assert dword_stores == (n_acc if split > 1 else 0) + (0 if out16 else n_acc), dword_stores
+    assert short_stores == (n_acc if out16 else 0), short_stores
     if family == "gemm_splitk_decode":
         # W and A straight to registers (no LDS staging); the wk partial sums meet in LDS
         assert "ds_read_b128" not in body and "ds_write_b128" not in body
