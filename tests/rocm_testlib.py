@@ -200,6 +200,14 @@ def isa_kernel_code(isa: str) -> dict:
     return out
 
 
+def isa_gemm_section(isa: str, family: str) -> str:
+    """The raw listing of a module's GEMM kernel (label to .end_amdhsa_kernel, labels and
+    directives kept), without the split-K reduce kernel that may follow it."""
+    m = re.search(rf"^({re.escape(family)}_kernel_\d+):\n.*?^\s*\.end_amdhsa_kernel", isa, re.M | re.S)
+    assert m, f"no {family} kernel in the listing"
+    return m.group(0)
+
+
 def isa_kernel_metadata(isa: str) -> dict:
     """{kernel symbol: its item of the amdhsa.kernels metadata list} of an ISA listing."""
     md = isa.split("amdhsa.kernels:", 1)[1] if "amdhsa.kernels:" in isa else ""

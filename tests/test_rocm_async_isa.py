@@ -38,8 +38,10 @@ def _ident(item):
 
 
 def _isa(item):
+    """The GEMM kernel's listing (split-K records also hold the reduce kernel, which has its own
+    loop and loads: test_code_objects.py checks it)."""
     kdir, meta = item
-    return (kdir / meta["isa"]).read_text()
+    return rt.isa_gemm_section((kdir / meta["isa"]).read_text(), meta["family"])
 
 
 def _loop_tiles(isa, meta):

@@ -337,6 +337,34 @@ def test_emulated_a16w16_split_k(arch, case):
     assert np.all(got[:, N:] == -12345.0) and np.all(out[M * ldo:] == -12345.0)
 
 
+@pytest.mark.parametrize("dtype", ["bf16", "fp8"])
+def test_emulated_split_k_with_async_copy(dtype):
+    """gfx950's async A path (two LDS stages, DMA one tile ahead) inside split-K slices that start
+    on an odd K tile (stage 1): 10 tiles in 3 slices = [0, 3), [3, 6), [6, 10)."""
+    if dtype == "bf16":
+        cfg = K16.config_from_spec(dict(arch="gfx950", in_dtype="bf16", out_dtype="bf16", tile_m=128, tile_n=128,
+                                        tile_k=64, params={"async_copy": 1}))
+        M, N, K = 130, 256, 640
+        rng = np.random.default_rng(11)
+        a, w, b = rng.standard_normal((M, K)), rng.standard_normal((N, K)), rng.standard_normal(N)
+        out = np.full(M * N, -12345.0)
+        K16.emulate(cfg, a.reshape(-1), preshuffle(w), b, M, N, K, K, N, out, split_k=3)
+        np.testing.assert_allclose(out.reshape(M, N), a @ w.T + b, rtol=1e-12, atol=1e-9)
+        return
+    cfg = K8.config_from_spec(dict(arch="gfx950", in_dtype="fp8_e4m3fn", out_dtype="bf16", tile_m=128, tile_n=128,
+                                   tile_k=128, params={"async_copy": 1}))
+    M, N, K = 130, 256, 1280
+    rng = np.random.default_rng(12)
+    a = _random_bytes(rng, (M, K), "fp8_e4m3fn")
+    w = _random_bytes(rng, (N, K), "fp8_e4m3fn")
+    sa, sw = rng.uniform(0.5, 2.0, M), rng.uniform(0.5, 2.0, 1)
+    out = np.full(M * N, -12345.0)
+    K8.emulate(cfg, a.reshape(-1), preshuffle8(w).astype(np.float64), None, sa, sw, M, N, K, K, N, out, split_k=3)
+    dec = _ref_decode("fp8_e4m3fn")
+    ref = (dec[a.astype(np.int64)] @ dec[w.astype(np.int64)].T) * sa.reshape(-1, 1) * sw
+    np.testing.assert_allclose(out.reshape(M, N), ref, rtol=1e-12, atol=1e-9)
+
+
 def test_split_k_partials_and_fixed_order_reduce():
     """The workspace holds each slice's own partial sum (rows < M; rows M..M_pad untouched, NaN),
     and the reduce adds them in slice order: bitwise equal to a float32 left fold of the

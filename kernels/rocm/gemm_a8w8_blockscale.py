@@ -19,7 +19,8 @@ scale block. Per K tile the standard fp8 MFMAs (those of gemm_a8w8: gfx942 two
 v_mfma_f32_16x16x32_fp8_fp8 per 64-k step, gfx950 one v_mfma_scale_f32_16x16x128_f8f6f4 with
 unit E8M0 scales per 128 k) accumulate the block's raw products into a fresh fp32 accumulator,
 which is then multiplied by a_scale[m, kb] * w_scale[n/128, kb] (fp32) and added to the running
-fp32 accumulator. The scale loads of a tile are issued with the next tile's operand loads.
+fp32 accumulator. The K loop is the core's (KernelCore.k_tile: sync or async A path, schedule
+hints); a block's scales are loaded one tile ahead and carried with the operand registers.
 gfx950's v_mfma_scale_f32_16x16x128_f8f6f4 is not used for the block scales themselves: it
 takes E8M0 (power-of-two) scales per 32 k, and blockscale checkpoints carry arbitrary fp32
 scales, which it cannot apply exactly.
@@ -149,25 +150,52 @@ class BlockScales:
                                            num_records_bytes=fx.Int64(bg.a_bytes(kc.rows_valid, nkb)))
         self.sw_rs = rocdl.make_buffer_ptr(w_scale, num_records_bytes=fx.Int64(bg.w_bytes(kc.N, nkb)))
 
+    @property
+    def n_scales(self):  # fp32 scales a lane needs per block: 4 rows per 16-row block, one per column block
+        return 4 * self.kc.cfg.m_rep + self.kc.cfg.n_rep
+
     def load(self, kt):
-        """([m_rep] vectors of the lane's 4 row scales, [n_rep] column-block scales) of block kt."""
+        """The lane's scales of block kt, flat: 4 * m_rep row scales (block i, row r at 4i + r),
+        then n_rep column-block scales."""
         import flydsl.expr as fx
 
         kc, bg, c = self.kc, self.bg, self.kc.cfg
-        sa = [fx.Vector.from_elements([fx.ptr_load(self.sa_rs + bg.a_offset(kc.t, i, r, kt, self.nkb),
-                                                   result_type=fx.Float32) for r in range(4)], fx.Float32)
-              for i in range(c.m_rep)]
+        sa = [fx.ptr_load(self.sa_rs + bg.a_offset(kc.t, i, r, kt, self.nkb), result_type=fx.Float32)
+              for i in range(c.m_rep) for r in range(4)]
         sw = [fx.ptr_load(self.sw_rs + bg.w_offset(kc.t, j, kt, kc.n0, self.nkb), result_type=fx.Float32)
               for j in range(c.n_rep)]
-        return sa, sw
+        return sa + sw
 
     def promote(self, acc, part, scales):
         """acc + part * (a_scale * w_scale), element-wise on the fp32 accumulators."""
         import flydsl.expr as fx
 
-        sa, sw = scales
-        nr = self.kc.cfg.n_rep
+        c = self.kc.cfg
+        sa = [fx.Vector.from_elements(scales[4 * i:4 * i + 4], fx.Float32) for i in range(c.m_rep)]
+        sw = scales[4 * c.m_rep:]
+        nr = c.n_rep
         return [fx.Vector(acc[q]) + fx.Vector(part[q]) * (sa[q // nr] * sw[q % nr]) for q in range(len(acc))]
+
+    # ---- the K loop: the core's, one tile at a time into a fresh accumulator, then promoted ----
+    def prologue(self, kt0):
+        """The core's loads of K tile kt0, then the block's scales (carried with them)."""
+        return self.kc.prologue(kt0) + self.load(kt0)
+
+    def _split(self, regs):
+        return regs[:-self.n_scales], regs[-self.n_scales:]
+
+    def k_tile(self, kt, acc, regs):
+        """Tile kt as KernelCore.k_tile runs it (its MFMAs while tile kt+1 loads), into a fresh
+        accumulator promoted by block kt's scales; block kt+1's scales are loaded first, so
+        they are in flight during the tile."""
+        ops, scales = self._split(regs)
+        next_scales = self.load(kt + 1)
+        part, next_ops = self.kc.k_tile(kt, self.kc.acc0(), ops)
+        return self.promote(acc, part, scales), next_ops + next_scales
+
+    def last_k_tile(self, acc, regs, kt_last):
+        ops, scales = self._split(regs)
+        return self.promote(acc, self.kc.last_k_tile(self.kc.acc0(), ops, kt_last), scales)
 
 
 # --------------------------------------------------------------------------------------------
@@ -176,7 +204,6 @@ class BlockScales:
 def _make_launcher(cfg: Config):
     import flydsl.compiler as flyc
     import flydsl.expr as fx
-    from flydsl.expr import gpu
 
     out_t = {"bf16": fx.BFloat16, "fp16": fx.Float16}[cfg.out_dtype]
     TM, TN = cfg.tile_m, cfg.tile_n
@@ -205,20 +232,10 @@ def _make_launcher(cfg: Config):
         bs.begin(a_scale, w_scale)
         kt0, kt1 = splitk.kernel_k_slice(kc.nk, split_k)
         acc = kc.acc0()
-        a_regs = kc.load_a(kt0)
-        w_regs = kc.load_w(kt0)
+        regs = bs.prologue(kt0)
         for kt in range(kt0, kt1 - 1):
-            kc.store_a(a_regs)
-            gpu.barrier()
-            w_cur = w_regs
-            scales = bs.load(kt)
-            a_regs = kc.load_a(kt + 1)
-            w_regs = kc.load_w(kt + 1)
-            acc = bs.promote(acc, kc.compute(kc.acc0(), w_cur), scales)
-            gpu.barrier()
-        kc.store_a(a_regs)
-        gpu.barrier()
-        acc = bs.promote(acc, kc.compute(kc.acc0(), w_regs), bs.load(kt1 - 1))
+            acc, regs = bs.k_tile(kt, acc, regs)
+        acc = bs.last_k_tile(acc, regs, kt1 - 1)
         if split_k > 1:
             splitk.store_partial(kc, acc, ws, M_pad)
         else:
