@@ -115,7 +115,8 @@ def test_linked_table_answers_explain(arch):
         pytest.skip(f"no {arch} kernels in this build")
     got = flygemm.explain("gemm_a16w16", 1, 2048, 7168, torch.bfloat16, device=arch)
     assert got["kernel"] == f"gemm_splitk_decode.bf16.bf16.t16x32x512.{arch}" and got["split_k"] == 4
-    assert got["w_layout"] == "plain" and got["source"] == "table"
+    # an exact row only where the heuristic differs from the default row (gfx950: 2 for 4096 x 4096)
+    assert got["w_layout"] == "plain" and got["source"] == {"gfx942": "default", "gfx950": "table"}[arch]
     assert flygemm.explain("gemm_a16w16", 1, 2048, 7168, torch.bfloat16, device=arch, w_layout="plain") == got
     # a preshuffled (ROCm-native) weight is not unshuffled for the decode kernel: the default
     # rows' 16-row preshuffled bucket (the exact rows hold no preshuffled kernel for M = 1)
