@@ -20,7 +20,8 @@ v_mfma_f32_16x16x32_fp8_fp8 per 64-k step, gfx950 one v_mfma_scale_f32_16x16x128
 unit E8M0 scales per 128 k) accumulate the block's raw products into a fresh fp32 accumulator,
 which is then multiplied by a_scale[m, kb] * w_scale[n/128, kb] (fp32) and added to the running
 fp32 accumulator. The K loop is the core's (KernelCore.k_tile: sync or async A path, schedule
-hints); a block's scales are loaded one tile ahead and carried with the operand registers.
+hints); a block's scales are the core's per-tile scale registers (``load_tile_scales``), loaded
+one tile ahead and carried with the operand registers.
 gfx950's v_mfma_scale_f32_16x16x128_f8f6f4 is not used for the block scales themselves: it
 takes E8M0 (power-of-two) scales per 32 k, and blockscale checkpoints carry arbitrary fp32
 scales, which it cannot apply exactly.
@@ -133,69 +134,45 @@ class BlockScaleGeometry:
         return ((n0 + self.geo.c_block_col(t, j)) // SCALE_BLOCK) * nkb + kt
 
 
-class BlockScales:
-    """IR-emitting scale loads and fp32 promotion (a closure object of the kernel)."""
+class BlockScaleCore(core.KernelCore):
+    """The preshuffle core with the block scales as its per-tile scale registers
+    (``load_tile_scales``: carried through the core's K loop, loaded once the previous tile's
+    MFMAs are issued) and a ``compute`` that multiplies each K tile into a fresh accumulator and
+    promotes it: acc + part * (a_scale * w_scale)."""
 
-    def __init__(self, kc):
-        self.kc = kc
-        self.bg = BlockScaleGeometry(kc.geo)
+    def __init__(self, cfg: Config):
+        import flydsl.expr as fx
 
-    def begin(self, a_scale, w_scale):
+        super().__init__(cfg, fx.Int8, a8w8.make_mma(cfg), reg_t=fx.Int32)
+        self.bg = BlockScaleGeometry(self.geo)
+
+    def begin_scales(self, a_scale, w_scale):
         import flydsl.expr as fx
         from flydsl.expr import rocdl
 
-        kc, bg = self.kc, self.bg
-        self.nkb = nkb = bg.k_blocks(kc.K)
-        self.sa_rs = rocdl.make_buffer_ptr(a_scale + fx.Int64(bg.a_base(kc.m0, nkb)),
-                                           num_records_bytes=fx.Int64(bg.a_bytes(kc.rows_valid, nkb)))
-        self.sw_rs = rocdl.make_buffer_ptr(w_scale, num_records_bytes=fx.Int64(bg.w_bytes(kc.N, nkb)))
+        bg = self.bg
+        self.nkb = nkb = bg.k_blocks(self.K)
+        self.sa_rs = rocdl.make_buffer_ptr(a_scale + fx.Int64(bg.a_base(self.m0, nkb)),
+                                           num_records_bytes=fx.Int64(bg.a_bytes(self.rows_valid, nkb)))
+        self.sw_rs = rocdl.make_buffer_ptr(w_scale, num_records_bytes=fx.Int64(bg.w_bytes(self.N, nkb)))
 
-    @property
-    def n_scales(self):  # fp32 scales a lane needs per block: 4 rows per 16-row block, one per column block
-        return 4 * self.kc.cfg.m_rep + self.kc.cfg.n_rep
-
-    def load(self, kt):
+    def load_tile_scales(self, kt):
         """The lane's scales of block kt, flat: 4 * m_rep row scales (block i, row r at 4i + r),
         then n_rep column-block scales."""
-        import flydsl.expr as fx
-
-        kc, bg, c = self.kc, self.bg, self.kc.cfg
-        sa = [fx.ptr_load(self.sa_rs + bg.a_offset(kc.t, i, r, kt, self.nkb), result_type=fx.Float32)
+        fx, bg, c = self.fx, self.bg, self.cfg
+        sa = [fx.ptr_load(self.sa_rs + bg.a_offset(self.t, i, r, kt, self.nkb), result_type=fx.Float32)
               for i in range(c.m_rep) for r in range(4)]
-        sw = [fx.ptr_load(self.sw_rs + bg.w_offset(kc.t, j, kt, kc.n0, self.nkb), result_type=fx.Float32)
+        sw = [fx.ptr_load(self.sw_rs + bg.w_offset(self.t, j, kt, self.n0, self.nkb), result_type=fx.Float32)
               for j in range(c.n_rep)]
         return sa + sw
 
-    def promote(self, acc, part, scales):
-        """acc + part * (a_scale * w_scale), element-wise on the fp32 accumulators."""
-        import flydsl.expr as fx
-
-        c = self.kc.cfg
-        sa = [fx.Vector.from_elements(scales[4 * i:4 * i + 4], fx.Float32) for i in range(c.m_rep)]
-        sw = scales[4 * c.m_rep:]
+    def compute(self, acc, wregs, stage=0, tile_scales=()):
+        fx, c = self.fx, self.cfg
+        part = super().compute(self.acc0(), wregs, stage, tile_scales)
+        sa = [fx.Vector.from_elements(tile_scales[4 * i:4 * i + 4], fx.Float32) for i in range(c.m_rep)]
+        sw = tile_scales[4 * c.m_rep:]
         nr = c.n_rep
         return [fx.Vector(acc[q]) + fx.Vector(part[q]) * (sa[q // nr] * sw[q % nr]) for q in range(len(acc))]
-
-    # ---- the K loop: the core's, one tile at a time into a fresh accumulator, then promoted ----
-    def prologue(self, kt0):
-        """The core's loads of K tile kt0, then the block's scales (carried with them)."""
-        return self.kc.prologue(kt0) + self.load(kt0)
-
-    def _split(self, regs):
-        return regs[:-self.n_scales], regs[-self.n_scales:]
-
-    def k_tile(self, kt, acc, regs):
-        """Tile kt as KernelCore.k_tile runs it (its MFMAs while tile kt+1 loads), into a fresh
-        accumulator promoted by block kt's scales; block kt+1's scales are loaded first, so
-        they are in flight during the tile."""
-        ops, scales = self._split(regs)
-        next_scales = self.load(kt + 1)
-        part, next_ops = self.kc.k_tile(kt, self.kc.acc0(), ops)
-        return self.promote(acc, part, scales), next_ops + next_scales
-
-    def last_k_tile(self, acc, regs, kt_last):
-        ops, scales = self._split(regs)
-        return self.promote(acc, self.kc.last_k_tile(self.kc.acc0(), ops, kt_last), scales)
 
 
 # --------------------------------------------------------------------------------------------
@@ -207,8 +184,7 @@ def _make_launcher(cfg: Config):
 
     out_t = {"bf16": fx.BFloat16, "fp16": fx.Float16}[cfg.out_dtype]
     TM, TN = cfg.tile_m, cfg.tile_n
-    kc = core.KernelCore(cfg, fx.Int8, a8w8.make_mma(cfg), reg_t=fx.Int32)
-    bs = BlockScales(kc)
+    kc = BlockScaleCore(cfg)
     reduce_kernel = splitk.make_reduce_kernel(cfg.out_dtype, scaled=False)
 
     @flyc.kernel
@@ -229,13 +205,13 @@ def _make_launcher(cfg: Config):
         split_k: fx.Int32,
     ):
         kc.begin(out, a, w, bias, M, N, K, lda, ldo)
-        bs.begin(a_scale, w_scale)
+        kc.begin_scales(a_scale, w_scale)
         kt0, kt1 = splitk.kernel_k_slice(kc.nk, split_k)
         acc = kc.acc0()
-        regs = bs.prologue(kt0)
+        regs = kc.prologue(kt0)
         for kt in range(kt0, kt1 - 1):
-            acc, regs = bs.k_tile(kt, acc, regs)
-        acc = bs.last_k_tile(acc, regs, kt1 - 1)
+            acc, regs = kc.k_tile(kt, acc, regs)
+        acc = kc.last_k_tile(acc, regs, kt1 - 1)
         if split_k > 1:
             splitk.store_partial(kc, acc, ws, M_pad)
         else:
@@ -304,10 +280,10 @@ def _promotion_hook(cfg: Config, a_scale, w_scale, M, N, K):
         a_base, a_nb = bg.a_base(m0, nkb), bg.a_bytes(ctx["rows_valid"], nkb)
         out = np.empty_like(part)
         for i in range(cfg.m_rep):
-            sa = np.stack([core.buffer_load_model(a_scale, a_base, a_nb, bg.a_offset(t, i, r, kt, nkb), 4, 1)[:, 0]
+            sa = np.stack([core.buffer_load_elems_model(a_scale, a_base, a_nb, bg.a_offset(t, i, r, kt, nkb), 4, 1)[:, 0]
                            for r in range(4)], axis=1)  # [256, 4]
             for j in range(cfg.n_rep):
-                sw = core.buffer_load_model(w_scale, 0, bg.w_bytes(N, nkb),
+                sw = core.buffer_load_elems_model(w_scale, 0, bg.w_bytes(N, nkb),
                                             np.full(THREADS, bg.w_offset(t, j, kt, n0, nkb)), 4, 1)  # [256, 1]
                 out[i, j] = part[i, j] * (sa * sw)
         return out

@@ -448,11 +448,11 @@ def _emulate_pass(cfg, A, W, bias, M, N, K, lda, ldo, out, k_range, partial):
             a_base, a_nb = m0 * lda, geo.a_bytes(rows_valid, lda, K)
             acc = np.zeros((cfg.groups, THREADS, 4))
             for kt in k_range:
-                xv = [core.buffer_load_model(A, a_base, a_nb, geo.a_offset(t, u, kt, K, lda), IN_BYTES, VEC)
+                xv = [core.buffer_load_elems_model(A, a_base, a_nb, geo.a_offset(t, u, kt, K, lda), IN_BYTES, VEC)
                       for u in range(cfg.unroll)]
                 for g in range(cfg.groups):
                     for u in range(cfg.unroll):
-                        wv = core.buffer_load_model(W, w_base, w_nb, geo.w_offset(t, g, u, kt, K), IN_BYTES, VEC)
+                        wv = core.buffer_load_elems_model(W, w_base, w_nb, geo.w_offset(t, g, u, kt, K), IN_BYTES, VEC)
                         acc[g] += core.mfma_emulate(wv, xv[u], cfg.form.lane_k)
             # cross-wave reduction through a NaN-initialised LDS model, in wave order
             lds = np.full(max(cfg.lds_bytes // 4, 1), np.nan)
@@ -478,7 +478,7 @@ def _emulate_pass(cfg, A, W, bias, M, N, K, lda, ldo, out, k_range, partial):
                     if partial is not None:
                         core.buffer_store_model(ws, base, nbytes, wg.tile_offset(m, n, n < n_lim, N), 4, sums[g, :, r])
                     else:
-                        val = sums[g, :, r] + core.buffer_load_model(b, b_base, b_nb, n, 4, 1)[:, 0]
+                        val = sums[g, :, r] + core.buffer_load_elems_model(b, b_base, b_nb, n, 4, 1)[:, 0]
                         core.buffer_store_model(out, o_base, o_nb, geo.out_offset(m, n, n_lim, ldo), cfg.out_bytes,
                                                 val)
 
