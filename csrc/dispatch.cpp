@@ -77,6 +77,14 @@ std::vector<const DispatchRow*> rows_reading(const KernelTable& t, const std::ve
   return out;
 }
 
+// Whether any kernel for this problem kind reads weights in `layout` (on sm_90a none reads the
+// preshuffled layout: a preshuffled weight is converted whatever the row, so the tuned row stands).
+bool any_kernel_reads(const KernelTable& t, const Query& q, WeightLayout layout) {
+  return std::any_of(t.kernels.begin(), t.kernels.end(), [&](const KernelRecord* k) {
+    return same_problem_kind(*k, q) && k->w_layout == layout;
+  });
+}
+
 std::string describe(const Query& q) {
   std::ostringstream os;
   os << "flygemm." << op_name(q.op) << " on " << q.arch << " (in " << dtype_code_name(q.in_dtype) << ", out "
@@ -176,7 +184,7 @@ Choice choose_kernel(const KernelTable& t, const Query& q) {
   for (auto [rows, source] : {std::make_pair(&exact, "table"), std::make_pair(&defaults, "default")}) {
     const DispatchRow* row = pick_bucket(*rows, q.M, rows == &defaults);
     const KernelRecord* k = row ? record_by_name(t, row->kernel) : nullptr;
-    if (k && q.w_layout && k->w_layout != *q.w_layout) {
+    if (k && q.w_layout && k->w_layout != *q.w_layout && any_kernel_reads(t, q, *q.w_layout)) {
       // A kernel reading the caller's layout, from a bucket of the same rows that covers M (not
       // the default rows' largest bucket standing in for larger M); exact rows without one defer
       // to the default rows (converting the weight costs more than the tuning gains).

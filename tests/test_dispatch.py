@@ -210,6 +210,17 @@ def test_preshuffled_weight_takes_the_next_native_bucket():
     assert layout_lookup(1, 2048, 7168, "preshuffled") == ("k_small", 8, "default")
 
 
+def test_layout_no_kernel_reads_keeps_the_tuned_row():
+    """When no kernel at all reads the caller's layout (sm_90a: every kernel reads plain weights), the
+    weight is converted anyway, so the exact (tuned) row still decides."""
+    kernels = "k_dec,sm_90a,gemm_a16w16,bf16,bf16,8,1,16,32,128,plain\nk_big,sm_90a,gemm_a16w16,bf16,bf16,8,8,1,128,64,plain\n"
+    rows = ("sm_90a,gemm_a16w16,bf16,bf16,16,0,0,k_dec,0\n"
+            "sm_90a,gemm_a16w16,bf16,bf16,128,4096,4096,k_big,1\n")
+    for w_layout in ("", "plain", "preshuffled"):
+        assert lookup(100, 4096, 4096, kernels=kernels, rows=rows, arch="sm_90a", op="gemm_a16w16",
+                      in_dtype="bf16", w_layout=w_layout) == ("k_big", 1, "table")
+
+
 def test_no_native_row_keeps_the_table_choice():
     # no plain kernel covers M = 100 (the decode row's bucket is below): the weight is converted
     assert layout_lookup(100, w_layout="plain") == ("k_big", 1, "default")
