@@ -67,3 +67,15 @@ def test_plot_tool_writes_png_and_table(tmp_path):
                           "--png", str(png)], capture_output=True, text=True, check=True)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "| gemm_a8w8 | per_tensor | Llama-3-70B | 2000 / 1000 (50%)" in res.stdout
+
+
+def test_call_spans_take_each_calls_first_start_to_last_end():
+    # two repetitions of [flush (1 activity), fn (2 activities: pass 1 + reduce)]
+    acts = [(0, 10), (12, 20), (25, 30), (40, 50), (52, 60), (61, 75)]
+    assert bench.call_spans_ns(acts, n_flush=1, n_fn=2, reps=2) == [18, 23]
+
+
+def test_call_spans_refuse_a_profile_that_does_not_split():
+    acts = [(0, 10), (12, 20), (25, 30), (40, 50), (52, 60)]  # one activity missing
+    assert bench.call_spans_ns(acts, n_flush=1, n_fn=2, reps=2) == []
+    assert bench.call_spans_ns([], n_flush=1, n_fn=0, reps=0) == []

@@ -3,6 +3,7 @@
 # every candidate (kernel, split_k) for the decode shapes of the CUDA decode goals and for the M=128
 # row of the LLM shape set and the two large shapes, per op. Winning rows go to $OUT/tuned.csv, every timing to $OUT/tune.log.
 #   FLYGEMM_TUNE_OPS   "op:variant ..." (default: bf16, fp8 per-tensor, fp8 blockscale)
+#   FLYGEMM_TUNE_SETS  shape sets among "decode llm128 big" (default: all three)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/flygemm_gpu_check}
@@ -13,7 +14,9 @@ DECODE=1x2048x7168,16x2048x7168,1x16384x7168,16x16384x7168
 LLM128=$($PY -c "from flygemm.bench import LLM_NK; print(','.join(f'128x{n}x{k}' for n, k in LLM_NK))")
 for spec in ${FLYGEMM_TUNE_OPS:-gemm_a16w16:- gemm_a8w8:per_tensor gemm_a8w8_blockscale:-}; do
   op=${spec%%:*}; variant=${spec#*:}
-  for shapes in "$DECODE" "$LLM128" "$BIG"; do
+  for set in ${FLYGEMM_TUNE_SETS:-decode llm128 big}; do
+    case $set in decode) shapes=$DECODE ;; llm128) shapes=$LLM128 ;; big) shapes=$BIG ;;
+      *) echo "unknown shape set $set" >&2; exit 2 ;; esac
     echo "=== $op $variant $shapes" >> "$OUT/tune.log"
     $PY tools/tune.py --op "$op" --variant "$variant" --shapes "$shapes" --split-k 1,2,3,4,6,8,12,16 \
       --csv "$OUT/tuned.csv" --append >> "$OUT/tune.log" 2>&1 || echo "tune $op failed" >> "$OUT/tune.log"

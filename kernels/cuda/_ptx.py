@@ -63,6 +63,12 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
                  "=r,=r,=r,=r,l")
         return [Int32(x) for x in r]
 
+    def prefetch_l2_bulk(addr, nbytes):
+        """Ask the TMA unit to bring nbytes (a multiple of 16, addr 16-byte aligned) into L2:
+        bytes in flight from HBM without holding registers (sm_90 cp.async.bulk.prefetch)."""
+        _asm([], [Int64(addr), Int32(nbytes)], "cp.async.bulk.prefetch.L2.global [$0], $1;", "l,r",
+             side=True)
+
     def ldg_a(addr, pred):
         """16 activation bytes (small, re-read by every CTA column: keep the default caching)."""
         r = _asm([T.i32()] * 4, [Int64(addr), Int32(pred)],

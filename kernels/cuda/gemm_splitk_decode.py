@@ -92,13 +92,18 @@ _SMEM_EB = 2
 # conflict-free (see _Config.__init__)
 _ROW_PAD = {"bf16": 64, "fp8": 16, "fp8blk": 16, "mxfp8": 16, "mxfp4": 32}
 SMEM_LIMIT = 227 * 1024
+# Bulk L2 prefetch (cp.async.bulk.prefetch.L2): when all the weights fit comfortably in L2 (50 MB on
+# the H100/H200), every CTA asks for its whole slice at once, so the full weight stream is in flight
+# from the first microsecond (small N: the register pipeline alone has ~2 round trips of ramp-up);
+# larger weights are prefetched l2_ahead rounds ahead of the register loads.
+L2_WHOLE_SLICE_BYTES = 32 << 20
 
 
 class Config:
     """Static description of one specialization (pure Python)."""
 
     def __init__(self, op, in_dtype=None, out_dtype="bf16", tile_m=16, tile_n=32, tile_k=0,
-                 warps_k=4, groups=1, l2_prefetch=128, min_blocks=2):
+                 warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, l2_ahead=2):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         self.op = op
@@ -140,6 +145,9 @@ class Config:
             raise ValueError(f"{FAMILY}: min_blocks * threads must be <= 2048")
         if self.l2_prefetch not in (0, 64, 128, 256):
             raise ValueError(f"{FAMILY}: l2_prefetch must be 0, 64, 128 or 256")
+        self.l2_ahead = int(l2_ahead)  # rounds of bulk L2 prefetch ahead of the loads (0: none)
+        if not 0 <= self.l2_ahead <= 8:
+            raise ValueError(f"{FAMILY}: l2_ahead must be in [0, 8]")
 
         self.round_k = self.warps_k * tk  # activation columns per round
         self.a_row_stride = self.round_k * _SMEM_EB + _ROW_PAD[self.mode]
@@ -177,6 +185,7 @@ class Config:
             tile_k=spec.get("tile_k", 0),
             warps_k=p.get("warps_k", 4), groups=p.get("groups", 1),
             l2_prefetch=p.get("l2_prefetch", 128), min_blocks=p.get("min_blocks", 2),
+            l2_ahead=p.get("l2_ahead", 2),
         )
 
     def meta(self) -> dict:
@@ -189,6 +198,8 @@ class Config:
             "w_bytes_in_flight_per_thread": w_bytes_round,
             "w_bytes_in_flight_per_cta": w_bytes_round * self.threads,
             "smem_bytes": self.smem_bytes, "l2_prefetch": self.l2_prefetch,
+            "l2_bulk_prefetch_rounds_ahead": self.l2_ahead,
+            "l2_bulk_prefetch_whole_slice_max_weight_bytes": L2_WHOLE_SLICE_BYTES,
             "min_blocks_per_sm": self.min_blocks,
             "mma": "mma.sync m16n8k16 " + ("bf16" if self.mode in ("bf16", "mxfp4") else "f16 (e4m3 converted)"),
             "max_split_k": MAX_SPLIT_K,
@@ -206,8 +217,8 @@ def _make_kernel_class(cfg: Config):
 
     # ------------------------------------------------------------------ inline PTX helpers
     P = ptx.helpers(cfg.l2_prefetch)
-    (_asm, bop, band, bshr, bshl, umul, umin, umax, hmul_bf16x2, bits_f32, ldg_w, ldg_a, ldg_u8_p, ldg_u8, ldg_f32, lds_v4, lds_v2f, lds_f32, sts_v4, sts_f32, stg_f32, stg_bf16, ld_f32, ld_f32_plain, mma, e4m3x4_to_f16, e8m0_f32, e8m0_f32_packed, e2m1x8_to_bf16, bf16x2_pow2, b2i) = (
-        getattr(P, n) for n in ('_asm', 'bop', 'band', 'bshr', 'bshl', 'umul', 'umin', 'umax', 'hmul_bf16x2', 'bits_f32', 'ldg_w', 'ldg_a', 'ldg_u8_p', 'ldg_u8', 'ldg_f32', 'lds_v4', 'lds_v2f', 'lds_f32', 'sts_v4', 'sts_f32', 'stg_f32', 'stg_bf16', 'ld_f32', 'ld_f32_plain', 'mma', 'e4m3x4_to_f16', 'e8m0_f32', 'e8m0_f32_packed', 'e2m1x8_to_bf16', 'bf16x2_pow2', 'b2i'))
+    (_asm, bop, band, bshr, bshl, umul, umin, umax, hmul_bf16x2, bits_f32, ldg_w, ldg_a, ldg_u8_p, ldg_u8, ldg_f32, lds_v4, lds_v2f, lds_f32, sts_v4, sts_f32, stg_f32, stg_bf16, ld_f32, ld_f32_plain, mma, e4m3x4_to_f16, e8m0_f32, e8m0_f32_packed, e2m1x8_to_bf16, bf16x2_pow2, b2i, prefetch_l2_bulk) = (
+        getattr(P, n) for n in ('_asm', 'bop', 'band', 'bshr', 'bshl', 'umul', 'umin', 'umax', 'hmul_bf16x2', 'bits_f32', 'ldg_w', 'ldg_a', 'ldg_u8_p', 'ldg_u8', 'ldg_f32', 'lds_v4', 'lds_v2f', 'lds_f32', 'sts_v4', 'sts_f32', 'stg_f32', 'stg_bf16', 'ld_f32', 'ld_f32_plain', 'mma', 'e4m3x4_to_f16', 'e8m0_f32', 'e8m0_f32_packed', 'e2m1x8_to_bf16', 'bf16x2_pow2', 'b2i', 'prefetch_l2_bulk'))
 
     # ------------------------------------------------------------------ static configuration
     mode = cfg.mode
@@ -228,6 +239,9 @@ def _make_kernel_class(cfg: Config):
     SAPT = cfg.sa_per_thread
     SAC = cfg.sa_cols
     RED_STRIDE = cfg.red_stride
+    AHEAD = cfg.l2_ahead
+    ROUND_ROW_BYTES = RK * 16 // VE   # weight bytes of one row consumed per round
+    PF_ROWS = -(-TN // (THREADS // 32))  # rows each warp prefetches
     OPT = cfg.out_per_thread
     kind = "bf16" if mode in ("bf16", "mxfp4") else "f16"
     LDS_PER_VEC = VE * _SMEM_EB // 16   # 16-byte smem reads per vector of activation
@@ -358,6 +372,12 @@ def _make_kernel_class(cfg: Config):
             of round r+1 go to wnext and its activation to abuf_n (one barrier at the end)."""
             acc, tmpb, anext, asnext = cx.acc, cx.tmpb, cx.anext, cx.asnext
             t, wk, tid = cx.t, cx.wk, cx.tid
+            if cutlass.const_expr(AHEAD > 0):
+                # the rows' bytes of round r + AHEAD -> L2 (rolling mode only)
+                lo = cx.pf_lo + (r + AHEAD) * ROUND_ROW_BYTES
+                for j in cutlass.range_constexpr(PF_ROWS):
+                    if cx.pf_rolling[j] & (lo < cx.pf_hi):
+                        prefetch_l2_bulk(cx.pf_rows[j] + Int64(lo), cutlass.min(cx.pf_hi - lo, ROUND_ROW_BYTES))
             # next round: weights and raw activation in flight while this round computes
             self.load_w(wnext, snext, cx.w, cx.rows, cx.nb, cx.kt_begin + (r + 1) * WK + wk, cx.kend,
                             cx.K, cx.nkb, cx.w_scale, t)
@@ -508,6 +528,27 @@ def _make_kernel_class(cfg: Config):
                     row = cutlass.min(r0 + h * 8 + g, N - 1)
                     rows.append(row)
 
+            # ---- bulk L2 prefetch (first M tile only): warp v owns the CTA's weight rows v,
+            # v + warps, ...: bytes [pf_lo, pf_hi) of each in this slice (multiples of 16 since
+            # K % VE == 0). The row index is made warp-uniform so that the prefetch, which takes
+            # uniform registers, is issued once per warp instead of once per distinct lane value.
+            pf_lo = kt_begin * TK * 16 // VE
+            pf_hi = kend * 16 // VE
+            pf_whole = b2i(Int64(N) * (Int64(K) * 16 // VE) <= L2_WHOLE_SLICE_BYTES)
+            warp_u = cute.arch.make_warp_uniform(warp)
+            pf_rows = []
+            pf_rolling = []
+            for j in cutlass.range_constexpr(PF_ROWS):
+                rl = warp_u + j * (THREADS // 32)
+                pf_rows.append(w + Int64(cutlass.min(n_cta + rl, N - 1)) * (Int64(K) * 16 // VE))
+                mine = (rl < TN) & (n_cta + rl < N) & (bm == 0)
+                pf_rolling.append(mine & (pf_whole == 0))
+                if cutlass.const_expr(AHEAD > 0):
+                    first_hi = cutlass.min(pf_hi, pf_lo + AHEAD * ROUND_ROW_BYTES)
+                    first_hi = first_hi + (pf_hi - first_hi) * pf_whole
+                    if mine & (first_hi > pf_lo):
+                        prefetch_l2_bulk(pf_rows[j] + Int64(pf_lo), first_hi - pf_lo)
+
             wA = cute.make_rmem_tensor((NW,), Int32)
             wB = cute.make_rmem_tensor((NW,), Int32)
             if cutlass.const_expr(mode == "fp8blk"):
@@ -553,6 +594,7 @@ def _make_kernel_class(cfg: Config):
             cx.kt_begin, cx.kend, cx.K, cx.nkb, cx.w_scale = kt_begin, kend, K, nkb, w_scale
             cx.a_tile, cx.a_scale, cx.lda_b, cx.m_rows = a_tile, a_scale_tile, lda_b, m_rows
             cx.a_lane, cx.lane_a, cx.lane_b = a_lane, lane_a, lane_b
+            cx.pf_lo, cx.pf_hi, cx.pf_rows, cx.pf_rolling = pf_lo, pf_hi, pf_rows, pf_rolling
             for rp in cutlass.range((R + 1) // 2, unroll=1):
                 self.round_(cx, 2 * rp, wA, sAw, wB, sBw, sA, sSA, sA + ABUF, sSA + SABUF)
                 if 2 * rp + 1 < R:
@@ -811,7 +853,7 @@ def sass_summary(obj_path, cuobjdump=None) -> dict:
     import re
     res = {"cubins": 0, "kernels": {}, "resource_usage": ""}
     pat = re.compile(r"\b(HMMA\.[\w.]+|LDG[\w.]*|STG[\w.]*|LDS[\w.]*|STS[\w.]*|LDL[\w.]*|STL[\w.]*|"
-                     r"F2FP[\w.]*|HMUL2[\w.]*|BAR[\w.]*|IMAD|LOP3\.LUT|PRMT|SHF[\w.]*)")
+                     r"F2FP[\w.]*|HMUL2[\w.]*|BAR[\w.]*|IMAD|LOP3\.LUT|PRMT|SHF[\w.]*|UBLKPF[\w.]*)")
     for sass, usage in cx.dump_sass(obj_path, cuobjdump):
         res["cubins"] += 1
         res["resource_usage"] += usage

@@ -172,6 +172,62 @@ def _time_cuda_us(fn, device, rep_ms, dirty_flush) -> float:
     return statistics.median(start.elapsed_time(end) * 1000.0 for start, end in events)
 
 
+# Kernel time. The event time above includes what the GPU front end spends between the start event
+# and the first kernel (the one-element kernel takes 4.0 us that way on the H200, ~2 us of it outside
+# the kernel): at decode sizes that is a third of the row. The kernel time is the GPU span of one
+# call's kernels (first start to last end, so the gap between a split-K pass and its reduce counts),
+# as CUPTI records it through torch.profiler, cold L2 as above. It is what rocprof-based decode
+# numbers (e.g. the MI355X split-K results) report, and what a CUDA-graph replay approaches.
+def gpu_activities(prof) -> list[tuple[int, int]]:
+    """(start_ns, end_ns) of every GPU activity (kernels, memsets, copies) a profile recorded, in order."""
+    acts = []
+    for e in prof.profiler.kineto_results.events():
+        if e.device_type() == torch.autograd.DeviceType.CUDA:
+            acts.append((int(e.start_ns()), int(e.start_ns()) + int(e.duration_ns())))
+    return sorted(acts)
+
+
+def call_spans_ns(acts: list, n_flush: int, n_fn: int, reps: int) -> list[int]:
+    """Split activities recorded for `reps` repetitions of [flush (n_flush activities), fn (n_fn)]
+    into fn's span per repetition; [] when the counts do not add up (something else ran)."""
+    per = n_flush + n_fn
+    if n_fn <= 0 or len(acts) != reps * per:
+        return []
+    spans = []
+    for r in range(reps):
+        mine = acts[r * per + n_flush:(r + 1) * per]
+        spans.append(max(e for _, e in mine) - min(s for s, _ in mine))
+    return spans
+
+
+def _count_activities(fn, device) -> int:
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize(device)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize(device)
+    return len(gpu_activities(prof))
+
+
+def kernel_time_us(fn, device: torch.device, reps: int = 50) -> float:
+    """Median GPU span of one fn() call's kernels, cold L2 (nan if the profile cannot be split)."""
+    from torch.profiler import ProfilerActivity, profile
+    if device.type != "cuda":
+        return float("nan")
+    for _ in range(3):
+        fn()
+    n_flush = _count_activities(lambda: flush_l2(device), device)
+    n_fn = _count_activities(fn, device)
+    torch.cuda.synchronize(device)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            flush_l2(device)
+            fn()
+        torch.cuda.synchronize(device)
+    spans = call_spans_ns(gpu_activities(prof), n_flush, n_fn, reps)
+    return statistics.median(spans) / 1000.0 if spans else float("nan")
+
+
 def rel_fro(out: torch.Tensor, ref: torch.Tensor) -> float:
     out, ref = out.double().cpu(), ref.double().cpu()
     return float(torch.linalg.norm(out - ref) / max(torch.linalg.norm(ref), 1e-30))
@@ -179,7 +235,7 @@ def rel_fro(out: torch.Tensor, ref: torch.Tensor) -> float:
 
 # ----------------------------------------------------------------------------- runner
 def bench_one(op: str, variant: str, M: int, N: int, K: int, device: torch.device, gen, check: bool,
-              dirty_l2: bool = False) -> Row:
+              dirty_l2: bool = False, kernel_time: bool = False) -> Row:
     row = Row(op, variant, M, N, K, str(device))
     args, peer, nbytes = make_problem(op, variant, M, N, K, device, gen)
     fn = getattr(flygemm, op)
@@ -209,6 +265,12 @@ def bench_one(op: str, variant: str, M: int, N: int, K: int, device: torch.devic
         row.extra["flygemm_us_dirty_l2"] = time_us(lambda: fn(*args), device, dirty_flush=True)
         if peer is not None and row.torch_us == row.torch_us:
             row.extra["torch_us_dirty_l2"] = time_us(peer, device, dirty_flush=True)
+    if device.type == "cuda" and M <= 64 and kernel_time:
+        row.extra["flygemm_kernel_us"] = kernel_time_us(lambda: fn(*args), device)
+        row.extra["torch_kernel_us"] = float("nan")
+        if peer is not None and row.torch_us == row.torch_us:
+            row.extra["torch_kernel_us"] = kernel_time_us(peer, device)
+        row.extra["gbps_kernel"] = nbytes / (row.extra["flygemm_kernel_us"] * 1e-6) / 1e9
     row.extra["bytes"] = nbytes
     row.tflops = 2.0 * M * N * K / (row.flygemm_us * 1e-6) / 1e12
     row.gbps = nbytes / (row.flygemm_us * 1e-6) / 1e9
@@ -223,10 +285,27 @@ def copy_bandwidth_gbps(device: torch.device, nbytes: int = 2 << 30) -> float:
     return 2 * nbytes / (us * 1e-6) / 1e9
 
 
-def launch_floor_us(device: torch.device) -> float:
+def launch_floor_us(device: torch.device, kernel_time: bool = False) -> float:
     """Time of a one-element kernel with the same method: what any single launch costs here."""
     x = torch.zeros(1, device=device)
+    if kernel_time:
+        return kernel_time_us(lambda: x.add_(1.0), device)
     return time_us(lambda: x.add_(1.0), device)
+
+
+def format_kernel_time_table(rows: list[Row], copy_bw: float) -> str:
+    """Decode rows timed both ways: event time (the main table) and kernel time (GPU span)."""
+    head = f"{'op':<22}{'variant':<11}{'M':>6}{'N':>7}{'K':>7}{'event us':>10}{'kernel us':>11}" \
+           f"{'torch kern us':>15}{'torch/fly':>10}{'GB/s':>8}{'of copy':>9}"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        if "flygemm_kernel_us" not in r.extra:
+            continue
+        fk, tk = r.extra["flygemm_kernel_us"], r.extra["torch_kernel_us"]
+        gb = r.extra["gbps_kernel"]
+        lines.append(f"{r.op:<22}{r.variant:<11}{r.M:>6}{r.N:>7}{r.K:>7}{r.flygemm_us:>10.1f}{fk:>11.1f}"
+                     f"{tk:>15.1f}{tk / fk:>10.3f}{gb:>8.0f}{gb / copy_bw:>9.0%}")
+    return "\n".join(lines)
 
 
 def format_table(rows: list[Row]) -> str:
@@ -263,6 +342,9 @@ def main(argv: list[str] | None = None) -> int:
                     "projection and decode shapes)")
     ap.add_argument("--dirty-l2", action="store_true", help="for M <= 64 also time with the L2 flush "
                     "triton's do_bench uses (a write, leaving L2 dirty), to show its cost")
+    ap.add_argument("--kernel-time", action="store_true", help="for M <= 64 also report the kernel time "
+                    "(GPU span of the call's kernels from CUPTI via torch.profiler, cold L2), without the "
+                    "launch/event overhead the event timing includes")
     ap.add_argument("--device", default=None, help="cuda, cpu, ... (default: GPU if present)")
     ap.add_argument("--no-check", action="store_true", help="skip the oracle check (large shapes)")
     ap.add_argument("--json", help="also write the rows as JSON to this file")
@@ -281,15 +363,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"flygemm {info['version']} on {name}; torch {torch.__version__}; backends {info['backends']}", flush=True)
     copy_bw = copy_bandwidth_gbps(device) if device.type == "cuda" else float("nan")
     floor_us = launch_floor_us(device) if device.type == "cuda" else float("nan")
+    floor_kernel_us = launch_floor_us(device, True) if device.type == "cuda" and args.kernel_time else float("nan")
     if device.type == "cuda":
         print(f"device-to-device copy: {copy_bw:.0f} GB/s (read + write); one-element kernel timed the same "
-              f"way: {floor_us:.1f} us (launch + event floor)", flush=True)
+              f"way: {floor_us:.1f} us (launch + event floor)"
+              + (f", kernel time {floor_kernel_us:.1f} us" if args.kernel_time else ""), flush=True)
     rows = []
     for op in args.ops.split(","):
         for variant in VARIANTS.get(op, ("-",)):
             for M, N, K in shapes:
                 check = not args.no_check and M * N * K <= 2 ** 36
-                rows.append(bench_one(op, variant, M, N, K, device, gen, check, args.dirty_l2))
+                rows.append(bench_one(op, variant, M, N, K, device, gen, check, args.dirty_l2, args.kernel_time))
                 print(format_table(rows[-1:]).splitlines()[-1], flush=True)
     print()
     if device.type == "cuda":
@@ -298,12 +382,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"copy bandwidth {copy_bw:.0f} GB/s; GB/s column / copy bandwidth = "
               + ", ".join(f"{r.op}:{r.variant}:{r.M}x{r.N}x{r.K}={r.extra['copy_bw_fraction']:.0%}"
                           for r in rows if r.M <= 64 and r.gbps == r.gbps))
+    if args.kernel_time and device.type == "cuda":
+        print(f"kernel time (GPU span of one call's kernels, cold L2); copy bandwidth {copy_bw:.0f} GB/s")
+        print(format_kernel_time_table(rows, copy_bw))
+        print()
     print(format_table(rows))
     for (op, variant), ratios in geomean_groups(rows).items():
         print(f"geometric mean torch/fly {op} {variant}: {ratios[0]:.3f} over {ratios[1]} shapes")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": name, "torch": torch.__version__, "copy_gbps": copy_bw, "launch_floor_us": floor_us,
+                       "launch_floor_kernel_us": floor_kernel_us,
                        "rows": [asdict(r) for r in rows]}, f, indent=1)
     return 0
 
