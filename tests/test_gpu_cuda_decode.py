@@ -187,6 +187,23 @@ def test_every_decode_kernel_small_shape(op, monkeypatch):
 
 
 @requires_cuda
+@pytest.mark.parametrize("op", ["gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale"])
+def test_smem_ring_kernels_over_many_rounds(op, monkeypatch):
+    """The cp.async weight-ring kernels (meta w_stages > 0) on a K long enough for the ring to wrap
+    several times (K = 7168: 7 to 14 rounds per CTA against 4-5 slots), ragged N, split_k 1 and one
+    that does not divide the K tiles."""
+    ring = [k for k in decode_kernels(op) if k["meta"].get("w_stages", 0) > 0]
+    if not ring:
+        pytest.skip(f"no smem-ring decode kernel for {op} in this build")
+    N, K = 272, 7168
+    for k in ring:
+        kt = -(-K // k["tile"][2])
+        for s in sorted({1, non_dividing_split(kt)}):
+            for M in (1, 16):
+                check_case(op, M, N, K, k["name"], s, monkeypatch)
+
+
+@requires_cuda
 def test_a8w8_per_tensor_scales(monkeypatch):
     skip_unless_built("gemm_a8w8")
     for M in (1, 16):

@@ -63,11 +63,17 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
                  "=r,=r,=r,=r,l")
         return [Int32(x) for x in r]
 
-    def prefetch_l2_bulk(addr, nbytes):
-        """Ask the TMA unit to bring nbytes (a multiple of 16, addr 16-byte aligned) into L2:
-        bytes in flight from HBM without holding registers (sm_90 cp.async.bulk.prefetch)."""
-        _asm([], [Int64(addr), Int32(nbytes)], "cp.async.bulk.prefetch.L2.global [$0], $1;", "l,r",
-             side=True)
+    def cp_async_16(smem_addr, gaddr):
+        """16 weight bytes global -> shared without passing through registers (LDGSTS, L1 bypass)."""
+        _asm([], [Int32(smem_addr), Int64(gaddr)],
+             f"cp.async.cg.shared.global{l2} [$0], [$1], 16;", "r,l", side=True)
+
+    def cp_async_commit():
+        _asm([], [], "cp.async.commit_group;", "", side=True)
+
+    def cp_async_wait(pending):
+        """Wait until at most `pending` (a constant) of this thread's committed groups are in flight."""
+        _asm([], [], f"cp.async.wait_group {int(pending)};", "", side=True)
 
     def ldg_a(addr, pred):
         """16 activation bytes (small, re-read by every CTA column: keep the default caching)."""

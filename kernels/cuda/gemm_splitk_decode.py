@@ -92,18 +92,13 @@ _SMEM_EB = 2
 # conflict-free (see _Config.__init__)
 _ROW_PAD = {"bf16": 64, "fp8": 16, "fp8blk": 16, "mxfp8": 16, "mxfp4": 32}
 SMEM_LIMIT = 227 * 1024
-# Bulk L2 prefetch (cp.async.bulk.prefetch.L2): when all the weights fit comfortably in L2 (50 MB on
-# the H100/H200), every CTA asks for its whole slice at once, so the full weight stream is in flight
-# from the first microsecond (small N: the register pipeline alone has ~2 round trips of ramp-up);
-# larger weights are prefetched l2_ahead rounds ahead of the register loads.
-L2_WHOLE_SLICE_BYTES = 32 << 20
 
 
 class Config:
     """Static description of one specialization (pure Python)."""
 
     def __init__(self, op, in_dtype=None, out_dtype="bf16", tile_m=16, tile_n=32, tile_k=0,
-                 warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, l2_ahead=2):
+                 warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         self.op = op
@@ -145,9 +140,14 @@ class Config:
             raise ValueError(f"{FAMILY}: min_blocks * threads must be <= 2048")
         if self.l2_prefetch not in (0, 64, 128, 256):
             raise ValueError(f"{FAMILY}: l2_prefetch must be 0, 64, 128 or 256")
-        self.l2_ahead = int(l2_ahead)  # rounds of bulk L2 prefetch ahead of the loads (0: none)
-        if not 0 <= self.l2_ahead <= 8:
-            raise ValueError(f"{FAMILY}: l2_ahead must be in [0, 8]")
+        # w_stages = S >= 2: weights travel global -> shared memory by cp.async into a ring of S
+        # rounds (S - 1 rounds in flight ahead of the one being computed, no registers held);
+        # 0: register double buffer (one round ahead)
+        self.w_stages = int(w_stages)
+        if self.w_stages == 1 or not 0 <= self.w_stages <= 8:
+            raise ValueError(f"{FAMILY}: w_stages must be 0 or in [2, 8]")
+        if self.w_stages and self.mode in ("mxfp8", "mxfp4"):
+            raise ValueError(f"{FAMILY}: w_stages is implemented for bf16 / fp8 / blockscale only")
 
         self.round_k = self.warps_k * tk  # activation columns per round
         self.a_row_stride = self.round_k * _SMEM_EB + _ROW_PAD[self.mode]
@@ -169,8 +169,9 @@ class Config:
         self.red_stride = self.tile_n + 4  # fp32 words per reduction row (bank spread)
         self.red_bytes = self.warps_k * self.tile_m * self.red_stride * 4
         self.zero_bytes = 0
+        self.w_stage_bytes = self.threads * self.groups * 2 * self.V * 16  # one round of weights
         self.smem_bytes = (2 * self.a_buf_bytes + 2 * self.sa_buf_bytes + self.red_bytes
-                           + self.zero_bytes + 4 * 128)
+                           + self.zero_bytes + self.w_stages * self.w_stage_bytes + 5 * 128)
         if self.smem_bytes > SMEM_LIMIT:
             raise ValueError(f"{FAMILY}: {self.smem_bytes} bytes of shared memory exceed {SMEM_LIMIT}")
         self.out_per_thread = -(-self.tile_m * self.tile_n // self.threads)
@@ -178,6 +179,9 @@ class Config:
     @staticmethod
     def from_spec(spec: dict) -> "Config":
         p = dict(spec.get("params") or {})
+        unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages"}
+        if unknown:  # a misspelt parameter would otherwise build the default kernel under its name
+            raise ValueError(f"{FAMILY}: unknown params {sorted(unknown)}")
         return Config(
             op=spec["op"], in_dtype=spec.get("in_dtype") or None,
             out_dtype=spec.get("out_dtype") or "bf16",
@@ -185,7 +189,7 @@ class Config:
             tile_k=spec.get("tile_k", 0),
             warps_k=p.get("warps_k", 4), groups=p.get("groups", 1),
             l2_prefetch=p.get("l2_prefetch", 128), min_blocks=p.get("min_blocks", 2),
-            l2_ahead=p.get("l2_ahead", 2),
+            w_stages=p.get("w_stages", 0),
         )
 
     def meta(self) -> dict:
@@ -198,8 +202,8 @@ class Config:
             "w_bytes_in_flight_per_thread": w_bytes_round,
             "w_bytes_in_flight_per_cta": w_bytes_round * self.threads,
             "smem_bytes": self.smem_bytes, "l2_prefetch": self.l2_prefetch,
-            "l2_bulk_prefetch_rounds_ahead": self.l2_ahead,
-            "l2_bulk_prefetch_whole_slice_max_weight_bytes": L2_WHOLE_SLICE_BYTES,
+            "w_stages": self.w_stages,
+            "w_bytes_in_flight_per_cta_smem_ring": max(self.w_stages - 1, 0) * self.w_stage_bytes,
             "min_blocks_per_sm": self.min_blocks,
             "mma": "mma.sync m16n8k16 " + ("bf16" if self.mode in ("bf16", "mxfp4") else "f16 (e4m3 converted)"),
             "max_split_k": MAX_SPLIT_K,
@@ -217,8 +221,8 @@ def _make_kernel_class(cfg: Config):
 
     # ------------------------------------------------------------------ inline PTX helpers
     P = ptx.helpers(cfg.l2_prefetch)
-    (_asm, bop, band, bshr, bshl, umul, umin, umax, hmul_bf16x2, bits_f32, ldg_w, ldg_a, ldg_u8_p, ldg_u8, ldg_f32, lds_v4, lds_v2f, lds_f32, sts_v4, sts_f32, stg_f32, stg_bf16, ld_f32, ld_f32_plain, mma, e4m3x4_to_f16, e8m0_f32, e8m0_f32_packed, e2m1x8_to_bf16, bf16x2_pow2, b2i, prefetch_l2_bulk) = (
-        getattr(P, n) for n in ('_asm', 'bop', 'band', 'bshr', 'bshl', 'umul', 'umin', 'umax', 'hmul_bf16x2', 'bits_f32', 'ldg_w', 'ldg_a', 'ldg_u8_p', 'ldg_u8', 'ldg_f32', 'lds_v4', 'lds_v2f', 'lds_f32', 'sts_v4', 'sts_f32', 'stg_f32', 'stg_bf16', 'ld_f32', 'ld_f32_plain', 'mma', 'e4m3x4_to_f16', 'e8m0_f32', 'e8m0_f32_packed', 'e2m1x8_to_bf16', 'bf16x2_pow2', 'b2i', 'prefetch_l2_bulk'))
+    (_asm, bop, band, bshr, bshl, umul, umin, umax, hmul_bf16x2, bits_f32, ldg_w, ldg_a, ldg_u8_p, ldg_u8, ldg_f32, lds_v4, lds_v2f, lds_f32, sts_v4, sts_f32, stg_f32, stg_bf16, ld_f32, ld_f32_plain, mma, e4m3x4_to_f16, e8m0_f32, e8m0_f32_packed, e2m1x8_to_bf16, bf16x2_pow2, b2i, cp_async_16, cp_async_commit, cp_async_wait) = (
+        getattr(P, n) for n in ('_asm', 'bop', 'band', 'bshr', 'bshl', 'umul', 'umin', 'umax', 'hmul_bf16x2', 'bits_f32', 'ldg_w', 'ldg_a', 'ldg_u8_p', 'ldg_u8', 'ldg_f32', 'lds_v4', 'lds_v2f', 'lds_f32', 'sts_v4', 'sts_f32', 'stg_f32', 'stg_bf16', 'ld_f32', 'ld_f32_plain', 'mma', 'e4m3x4_to_f16', 'e8m0_f32', 'e8m0_f32_packed', 'e2m1x8_to_bf16', 'bf16x2_pow2', 'b2i', 'cp_async_16', 'cp_async_commit', 'cp_async_wait'))
 
     # ------------------------------------------------------------------ static configuration
     mode = cfg.mode
@@ -239,9 +243,8 @@ def _make_kernel_class(cfg: Config):
     SAPT = cfg.sa_per_thread
     SAC = cfg.sa_cols
     RED_STRIDE = cfg.red_stride
-    AHEAD = cfg.l2_ahead
-    ROUND_ROW_BYTES = RK * 16 // VE   # weight bytes of one row consumed per round
-    PF_ROWS = -(-TN // (THREADS // 32))  # rows each warp prefetches
+    WS = cfg.w_stages                 # smem weight ring depth (0: register double buffer)
+    WSTAGE = cfg.w_stage_bytes
     OPT = cfg.out_per_thread
     kind = "bf16" if mode in ("bf16", "mxfp4") else "f16"
     LDS_PER_VEC = VE * _SMEM_EB // 16   # 16-byte smem reads per vector of activation
@@ -259,14 +262,18 @@ def _make_kernel_class(cfg: Config):
     # ptxas register budget: (65536 / threads / min_blocks); min_blocks > 1 needs an explicit
     # carveout (otherwise the DSL queries the device at compile time)
     MIN_BLOCKS = {}
-    if cfg.min_blocks > 1:
+    if cfg.min_blocks > 1 or cfg.w_stages:
         MIN_BLOCKS = dict(min_blocks_per_mp=cfg.min_blocks, preferred_smem_carveout=100)
 
     class SplitKDecodeGemm:
         # -------------------------------------------------------------- loads of one round
         @cute.jit
-        def load_w(self, wnext, snext, w, rows, nb, kt, kend, K, nkb, w_scale, t):
-            """Weights (+ weight scales) of k-tile kt for this lane into wnext / snext.
+        def load_w(self, wnext, snext, w, rows, nb, kt, kend, K, nkb, w_scale, t,
+                   weights=True, scales=True, slot=None, tid=None):
+            """Weights (+ weight scales) of k-tile kt for this lane into wnext / snext; with
+            `slot` (smem ring mode) the weight vectors go by cp.async to this thread's 16-byte
+            cells of that ring slot instead (cell of vector j: slot + (j * THREADS + tid) * 16,
+            read back only by the same thread, so no barrier orders them).
 
             Not predicated: a vector at or beyond the end of the slice (kend, a multiple of the
             vector) is re-read from the slice's last vector of the row (cache hit); the
@@ -274,13 +281,16 @@ def _make_kernel_class(cfg: Config):
             for gi in cutlass.range_constexpr(G):
                 for h in cutlass.range_constexpr(2):
                     row = rows[gi * 2 + h]
-                    for u in cutlass.range_constexpr(V):
+                    for u in cutlass.range_constexpr(V if weights else 0):
                         kel = cutlass.max(cutlass.min(kt * TK + (u * 4 + t) * VE, kend - VE), 0)
                         addr = w + Int64(row) * (Int64(K) * 16 // VE) + Int64(kel) * 16 // VE
-                        v = ldg_w(addr)
-                        base = ((gi * 2 + h) * V + u) * 4
-                        for j in cutlass.range_constexpr(4):
-                            wnext[base + j] = v[j]
+                        vec = (gi * 2 + h) * V + u
+                        if cutlass.const_expr(slot is not None):
+                            cp_async_16(slot + (vec * THREADS + tid) * 16, addr)
+                        else:
+                            v = ldg_w(addr)
+                            for j in cutlass.range_constexpr(4):
+                                wnext[vec * 4 + j] = v[j]
                         if cutlass.const_expr(mode == "mxfp8"):
                             # blocks of lanes 0,1 (q = 0) and 2,3 (q = 1) of this vector; the four
                             # bytes (h, q) of (group, vector) are packed into one register
@@ -296,7 +306,7 @@ def _make_kernel_class(cfg: Config):
                         if cutlass.const_expr(mode == "mxfp4"):
                             snext[(gi * 2 + h) * V + u] = ldg_u8(
                                 w_scale + Int64(row) * (K // 32) + Int64(kel // 32))
-            if cutlass.const_expr(mode == "fp8blk"):
+            if cutlass.const_expr(mode == "fp8blk" and scales):
                 for gi in cutlass.range_constexpr(G):
                     for j in cutlass.range_constexpr(V // 2):
                         kb = cutlass.max(cutlass.min((kt * TK) // 128 + j, nkb - 1), 0)
@@ -372,17 +382,31 @@ def _make_kernel_class(cfg: Config):
             of round r+1 go to wnext and its activation to abuf_n (one barrier at the end)."""
             acc, tmpb, anext, asnext = cx.acc, cx.tmpb, cx.anext, cx.asnext
             t, wk, tid = cx.t, cx.wk, cx.tid
-            if cutlass.const_expr(AHEAD > 0):
-                # the rows' bytes of round r + AHEAD -> L2 (rolling mode only)
-                lo = cx.pf_lo + (r + AHEAD) * ROUND_ROW_BYTES
-                for j in cutlass.range_constexpr(PF_ROWS):
-                    if cx.pf_rolling[j] & (lo < cx.pf_hi):
-                        prefetch_l2_bulk(cx.pf_rows[j] + Int64(lo), cutlass.min(cx.pf_hi - lo, ROUND_ROW_BYTES))
             # next round: weights and raw activation in flight while this round computes
-            self.load_w(wnext, snext, cx.w, cx.rows, cx.nb, cx.kt_begin + (r + 1) * WK + wk, cx.kend,
+            if cutlass.const_expr(WS > 0):
+                # ring: round r + WS - 1 -> its slot (one commit group per round, empty past
+                # the slice), the blockscale weight scales of round r + 1 -> registers
+                rr = r + WS - 1
+                if rr < cx.R:
+                    self.load_w(None, None, cx.w, cx.rows, cx.nb, cx.kt_begin + rr * WK + wk, cx.kend,
+                                cx.K, cx.nkb, cx.w_scale, t, scales=False,
+                                slot=cx.sW + (rr % WS) * WSTAGE, tid=tid)
+                cp_async_commit()
+                self.load_w(None, snext, cx.w, cx.rows, cx.nb, cx.kt_begin + (r + 1) * WK + wk, cx.kend,
+                            cx.K, cx.nkb, cx.w_scale, t, weights=False)
+            else:
+                self.load_w(wnext, snext, cx.w, cx.rows, cx.nb, cx.kt_begin + (r + 1) * WK + wk, cx.kend,
                             cx.K, cx.nkb, cx.w_scale, t)
             self.load_a(anext, asnext, cx.a_tile, cx.a_scale, cx.lda_b, cx.m_rows,
                             (cx.kt_begin + (r + 1) * WK) * TK, cx.kend, cx.K, cx.nkb, tid)
+            if cutlass.const_expr(WS > 0):
+                # this thread's copies of round r have landed (at most WS - 1 newer groups pending)
+                cp_async_wait(WS - 1)
+                slot_r = cx.sW + (r % WS) * WSTAGE
+                for vec in cutlass.range_constexpr(NW // 4):
+                    v = lds_v4(slot_r + (vec * THREADS + tid) * 16)
+                    for j in cutlass.range_constexpr(4):
+                        wcur[vec * 4 + j] = v[j]
 
             for u in cutlass.range_constexpr(V):
                 # weight fragments (A operand) of rows g and g+8 of every group, converted
@@ -509,6 +533,7 @@ def _make_kernel_class(cfg: Config):
             sA = s0
             sSA = sA + 2 * ABUF
             sRED = sSA + 2 * SABUF
+            sW = (sRED + cfg.red_bytes + 127) // 128 * 128  # weight ring (w_stages > 0)
             if cutlass.const_expr(mode == "mxfp8"):
                 # the zero row (row TM) of both activation buffers
                 for i in cutlass.range_constexpr(-(-(2 * STRIDE // 16) // THREADS)):
@@ -527,27 +552,6 @@ def _make_kernel_class(cfg: Config):
                 for h in cutlass.range_constexpr(2):
                     row = cutlass.min(r0 + h * 8 + g, N - 1)
                     rows.append(row)
-
-            # ---- bulk L2 prefetch (first M tile only): warp v owns the CTA's weight rows v,
-            # v + warps, ...: bytes [pf_lo, pf_hi) of each in this slice (multiples of 16 since
-            # K % VE == 0). The row index is made warp-uniform so that the prefetch, which takes
-            # uniform registers, is issued once per warp instead of once per distinct lane value.
-            pf_lo = kt_begin * TK * 16 // VE
-            pf_hi = kend * 16 // VE
-            pf_whole = b2i(Int64(N) * (Int64(K) * 16 // VE) <= L2_WHOLE_SLICE_BYTES)
-            warp_u = cute.arch.make_warp_uniform(warp)
-            pf_rows = []
-            pf_rolling = []
-            for j in cutlass.range_constexpr(PF_ROWS):
-                rl = warp_u + j * (THREADS // 32)
-                pf_rows.append(w + Int64(cutlass.min(n_cta + rl, N - 1)) * (Int64(K) * 16 // VE))
-                mine = (rl < TN) & (n_cta + rl < N) & (bm == 0)
-                pf_rolling.append(mine & (pf_whole == 0))
-                if cutlass.const_expr(AHEAD > 0):
-                    first_hi = cutlass.min(pf_hi, pf_lo + AHEAD * ROUND_ROW_BYTES)
-                    first_hi = first_hi + (pf_hi - first_hi) * pf_whole
-                    if mine & (first_hi > pf_lo):
-                        prefetch_l2_bulk(pf_rows[j] + Int64(pf_lo), first_hi - pf_lo)
 
             wA = cute.make_rmem_tensor((NW,), Int32)
             wB = cute.make_rmem_tensor((NW,), Int32)
@@ -570,7 +574,15 @@ def _make_kernel_class(cfg: Config):
 
             # ---- prologue: activation of round 0 in smem, weights of round 0 in flight
             self.load_a(anext, asnext, a_tile, a_scale_tile, lda_b, m_rows, kt_begin * TK, kend, K, nkb, tid)
-            self.load_w(wA, sAw, w, rows, nb, kt_begin + wk, kend, K, nkb, w_scale, t)
+            if cutlass.const_expr(WS > 0):
+                for s_ in cutlass.range_constexpr(WS - 1):
+                    if s_ < R:
+                        self.load_w(None, None, w, rows, nb, kt_begin + s_ * WK + wk, kend, K, nkb, w_scale,
+                                    t, scales=False, slot=sW + s_ * WSTAGE, tid=tid)
+                    cp_async_commit()
+                self.load_w(None, sAw, w, rows, nb, kt_begin + wk, kend, K, nkb, w_scale, t, weights=False)
+            else:
+                self.load_w(wA, sAw, w, rows, nb, kt_begin + wk, kend, K, nkb, w_scale, t)
             self.store_a(anext, asnext, sA, sSA, m_rows, tid)
             cute.arch.sync_threads()
 
@@ -594,7 +606,7 @@ def _make_kernel_class(cfg: Config):
             cx.kt_begin, cx.kend, cx.K, cx.nkb, cx.w_scale = kt_begin, kend, K, nkb, w_scale
             cx.a_tile, cx.a_scale, cx.lda_b, cx.m_rows = a_tile, a_scale_tile, lda_b, m_rows
             cx.a_lane, cx.lane_a, cx.lane_b = a_lane, lane_a, lane_b
-            cx.pf_lo, cx.pf_hi, cx.pf_rows, cx.pf_rolling = pf_lo, pf_hi, pf_rows, pf_rolling
+            cx.sW, cx.R = sW, R
             for rp in cutlass.range((R + 1) // 2, unroll=1):
                 self.round_(cx, 2 * rp, wA, sAw, wB, sBw, sA, sSA, sA + ABUF, sSA + SABUF)
                 if 2 * rp + 1 < R:

@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Run one op call after a warm-up, for a profiler (Nsight Compute) to capture:
+
+    ncu --clock-control none -k regex:main_kernel --launch-skip 3 --launch-count 1 \
+        python3 tools/profile_one.py --op gemm_a8w8 --variant per_tensor --shape 1x2048x7168 \
+        --kernel gemm_splitk_decode.a8w8.fp8_e4m3fn.bf16.m8n16.sm90a:1
+
+--kernel pins the kernel and split_k (FLYGEMM_FORCE_KERNEL); without it the dispatch table chooses.
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+import flygemm
+from flygemm import bench
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--op", required=True)
+    ap.add_argument("--variant", default="-")
+    ap.add_argument("--shape", required=True, help="MxNxK")
+    ap.add_argument("--kernel", default="", help="kernel:split_k to pin")
+    ap.add_argument("--warmup", type=int, default=3)
+    args = ap.parse_args(argv)
+    if args.kernel:
+        os.environ["FLYGEMM_FORCE_KERNEL"] = args.kernel
+    M, N, K = bench.parse_shapes(args.shape, [])[0]
+    device = torch.device("cuda")
+    problem, _, _ = bench.make_problem(args.op, args.variant, M, N, K, device, torch.Generator(device=device).manual_seed(0))
+    fn = getattr(flygemm, args.op)
+    for _ in range(args.warmup + 1):
+        fn(*problem)
+    torch.cuda.synchronize()
+    print(f"{args.op} {args.variant} {M}x{N}x{K}: {flygemm.explain(args.op, M, N, K, problem[0].dtype, device)['kernel']}"
+          f" pinned={args.kernel or '-'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
