@@ -75,12 +75,6 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
         """Wait until at most `pending` (a constant) of this thread's committed groups are in flight."""
         _asm([], [], f"cp.async.wait_group {int(pending)};", "", side=True)
 
-    def prefetch_l2_bulk(addr, nbytes):
-        """Have the TMA unit bring nbytes (a multiple of 16; addr 16-byte aligned) into L2
-        (cp.async.bulk.prefetch, sm_90). addr and nbytes must be warp-uniform."""
-        _asm([], [Int64(addr), Int32(nbytes)], "cp.async.bulk.prefetch.L2.global [$0], $1;", "l,r",
-             side=True)
-
     def ldg_a(addr, pred):
         """16 activation bytes (small, re-read by every CTA column: keep the default caching)."""
         r = _asm([T.i32()] * 4, [Int64(addr), Int32(pred)],

@@ -221,8 +221,8 @@ def _make_kernel_class(cfg: Config):
 
     # ------------------------------------------------------------------ inline PTX helpers
     P = ptx.helpers(cfg.l2_prefetch)
-    (_asm, bop, band, bshr, bshl, umul, umin, umax, hmul_bf16x2, bits_f32, ldg_w, ldg_a, ldg_u8_p, ldg_u8, ldg_f32, lds_v4, lds_v2f, lds_f32, sts_v4, sts_f32, stg_f32, stg_bf16, ld_f32, ld_f32_plain, mma, e4m3x4_to_f16, e8m0_f32, e8m0_f32_packed, e2m1x8_to_bf16, bf16x2_pow2, b2i, cp_async_16, cp_async_commit, cp_async_wait, prefetch_l2_bulk) = (
-        getattr(P, n) for n in ('_asm', 'bop', 'band', 'bshr', 'bshl', 'umul', 'umin', 'umax', 'hmul_bf16x2', 'bits_f32', 'ldg_w', 'ldg_a', 'ldg_u8_p', 'ldg_u8', 'ldg_f32', 'lds_v4', 'lds_v2f', 'lds_f32', 'sts_v4', 'sts_f32', 'stg_f32', 'stg_bf16', 'ld_f32', 'ld_f32_plain', 'mma', 'e4m3x4_to_f16', 'e8m0_f32', 'e8m0_f32_packed', 'e2m1x8_to_bf16', 'bf16x2_pow2', 'b2i', 'cp_async_16', 'cp_async_commit', 'cp_async_wait', 'prefetch_l2_bulk'))
+    (_asm, bop, band, bshr, bshl, umul, umin, umax, hmul_bf16x2, bits_f32, ldg_w, ldg_a, ldg_u8_p, ldg_u8, ldg_f32, lds_v4, lds_v2f, lds_f32, sts_v4, sts_f32, stg_f32, stg_bf16, ld_f32, ld_f32_plain, mma, e4m3x4_to_f16, e8m0_f32, e8m0_f32_packed, e2m1x8_to_bf16, bf16x2_pow2, b2i, cp_async_16, cp_async_commit, cp_async_wait) = (
+        getattr(P, n) for n in ('_asm', 'bop', 'band', 'bshr', 'bshl', 'umul', 'umin', 'umax', 'hmul_bf16x2', 'bits_f32', 'ldg_w', 'ldg_a', 'ldg_u8_p', 'ldg_u8', 'ldg_f32', 'lds_v4', 'lds_v2f', 'lds_f32', 'sts_v4', 'sts_f32', 'stg_f32', 'stg_bf16', 'ld_f32', 'ld_f32_plain', 'mma', 'e4m3x4_to_f16', 'e8m0_f32', 'e8m0_f32_packed', 'e2m1x8_to_bf16', 'bf16x2_pow2', 'b2i', 'cp_async_16', 'cp_async_commit', 'cp_async_wait'))
 
     # ------------------------------------------------------------------ static configuration
     mode = cfg.mode
@@ -525,17 +525,6 @@ def _make_kernel_class(cfg: Config):
                 a_scale_tile = a_scale + Int64(m0) * Int64(nkb) * 4
             if cutlass.const_expr(mode == "mxfp8" or mode == "mxfp4"):
                 a_scale_tile = a_scale + Int64(m0) * Int64(K // 32)
-
-            # ---- the activation of this slice -> L2 now: every round stages its activation columns
-            # at the end of the round that loads them, so a cold activation would add one full
-            # DRAM latency per round (every CTA starts at the same columns at the same time).
-            # Warp 0 asks once per row (warp-uniform operands, as the bulk prefetch requires).
-            if cute.arch.make_warp_uniform(warp) == 0:
-                a_lo = kt_begin * TK * 16 // VE
-                a_hi = kend * 16 // VE
-                for m in cutlass.range_constexpr(TM):
-                    if (m < m_rows) & (a_hi > a_lo):
-                        prefetch_l2_bulk(a_tile + Int64(m * lda_b + a_lo), a_hi - a_lo)
 
             # ---- shared memory
             smem = cutlass.memory.SmemAllocator()
