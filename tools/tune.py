@@ -31,10 +31,16 @@ def m_bucket(M: int) -> int:
     return b
 
 
-def candidates(arch: str, op: str, in_dtype: str, out_dtype: str, split_ks: list[int]) -> list[tuple[str, int]]:
-    """(kernel, split_k) pairs: every kernel for the op and dtypes, with the split_k values it has."""
+DECODE_FAMILY_MAX_M = 64  # the split-K decode kernels stream the weights once per 8/16 tokens
+
+
+def candidates(arch: str, op: str, in_dtype: str, out_dtype: str, split_ks: list[int],
+               M: int = 1) -> list[tuple[str, int]]:
+    """(kernel, split_k) pairs: every kernel for the op and dtypes, with the split_k values it has
+    (decode-family kernels only up to M = 64: at 8192^3 one call takes 0.1 s, and they never win)."""
     return [(k["name"], s) for k in flygemm.info()["kernels"]
             if k["arch"] == arch and k["op"] == op and k["in_dtype"] == in_dtype and k["out_dtype"] == out_dtype
+            and (M <= DECODE_FAMILY_MAX_M or k["meta"].get("family") != "gemm_splitk_decode")
             for s in split_ks if s <= max(1, k["max_split_k"])]
 
 
@@ -50,7 +56,7 @@ def tune_shape(op: str, variant: str, M: int, N: int, K: int, device, gen, split
     except RuntimeError:  # the torch peer may not support this scaling (e.g. cuBLAS blockwise at M=1)
         torch_us = float("nan")
     results = []
-    for name, split_k in candidates(arch, op, in_name, out_name, split_ks):
+    for name, split_k in candidates(arch, op, in_name, out_name, split_ks, M):
         os.environ["FLYGEMM_FORCE_KERNEL"] = f"{name}:{split_k}"
         try:
             out = fn(*args)
