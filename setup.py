@@ -65,12 +65,29 @@ def linked_manifests():
         if not path.exists():
             continue
         m = json.loads(path.read_text())
+        stale = stale_configs(m)
+        if stale:
+            raise SystemExit(f"flygemm: {stale} changed since build/kernels/{arch} was built; run "
+                             f"`python tools/build_kernels.py --arch {arch}` (or carry the rebuilt tree)")
         if m["vendor"] == "cuda" and flavor != "cuda" and os.environ.get("FLYGEMM_LINK_ALL") != "1":
             print(f"flygemm: not linking {arch} kernels: torch {torch.__version__} is not a CUDA build",
                   file=sys.stderr)
             continue
         manifests.append(m)
     return manifests
+
+
+def stale_configs(manifest) -> str:
+    """Names the config tables whose contents differ from those the manifest's registry was made from."""
+    want = manifest.get("configs_sha256")
+    if not want:
+        return ""
+    spec = importlib.util.spec_from_file_location("flygemm_build_kernels", ROOT / "tools" / "build_kernels.py")
+    bk = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bk)
+    if bk.configs_fingerprint(manifest["arch"], ROOT / "kernels" / "configs") == want:
+        return ""
+    return f"kernels/configs/{manifest['arch']}.kernels.csv or {manifest['arch']}.csv"
 
 
 def write_registry_list(manifests):

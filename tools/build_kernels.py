@@ -293,8 +293,20 @@ def write_manifest(arch: str, arch_dir: pathlib.Path, built: list[tuple[dict, di
         "objects": objects, "link_libs": libs, "link_flags": flags,
         "kernels": [s["name"] for s, _ in built],
         "dsl_version": dsl_version(arch),
+        # setup.py refuses to link this tree once either table changed (a stale registry.cpp would
+        # silently keep the old dispatch rows)
+        "configs_sha256": configs_fingerprint(arch),
     }
     (arch_dir / "manifest.json").write_text(json.dumps(manifest, indent=1))
+
+
+def configs_fingerprint(arch: str, configs: pathlib.Path | None = None) -> str:
+    """sha256 over kernels/configs/<arch>.kernels.csv and <arch>.csv: what registry.cpp was made from."""
+    h = hashlib.sha256()
+    for name in (f"{arch}.kernels.csv", f"{arch}.csv"):
+        path = (configs or CONFIGS) / name
+        h.update(name.encode() + b"\0" + (path.read_bytes() if path.exists() else b""))
+    return h.hexdigest()
 
 
 # ----------------------------------------------------------------------------- driver

@@ -1,0 +1,28 @@
+"""The kernel tree records which config tables its registry (dispatch rows included) was made from;
+setup.py refuses to link a tree whose tables have changed since (a stale registry.cpp would keep the
+old dispatch rows without a word)."""
+import importlib.util
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def load_build_kernels():
+    spec = importlib.util.spec_from_file_location("flygemm_build_kernels", ROOT / "tools" / "build_kernels.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_fingerprint_follows_both_tables(tmp_path):
+    bk = load_build_kernels()
+    for name in ("sm_90a.kernels.csv", "sm_90a.csv"):
+        (tmp_path / name).write_text((ROOT / "kernels" / "configs" / name).read_text())
+    base = bk.configs_fingerprint("sm_90a", tmp_path)
+    assert base == bk.configs_fingerprint("sm_90a", ROOT / "kernels" / "configs")
+    for name in ("sm_90a.kernels.csv", "sm_90a.csv"):
+        original = (tmp_path / name).read_text()
+        (tmp_path / name).write_text(original + "# edited\n")
+        assert bk.configs_fingerprint("sm_90a", tmp_path) != base, name
+        (tmp_path / name).write_text(original)
+    assert bk.configs_fingerprint("sm_90a", tmp_path) == base
