@@ -231,7 +231,6 @@ def _make_kernel_class(cfg: Config):
     VE = cfg.ve                   # elements per 16-byte vector
     A_STORE_BYTES = {"bf16": 2, "mxfp4": 1}.get(mode, 1)  # bytes per storage element of a
     TK = cfg.tile_k
-    RK = cfg.round_k
     MT = TM // 8                  # n8 token tiles
     STRIDE = cfg.a_row_stride
     ABUF = cfg.a_buf_bytes
@@ -241,7 +240,6 @@ def _make_kernel_class(cfg: Config):
     CPR = NCH // TM               # raw chunks per activation row per round
     SAE = cfg.sa_entries
     SAPT = cfg.sa_per_thread
-    SAC = cfg.sa_cols
     RED_STRIDE = cfg.red_stride
     WS = cfg.w_stages                 # smem weight ring depth (0: register double buffer)
     WSTAGE = cfg.w_stage_bytes
