@@ -79,3 +79,16 @@ def test_call_spans_refuse_a_profile_that_does_not_split():
     acts = [(0, 10), (12, 20), (25, 30), (40, 50), (52, 60)]  # one activity missing
     assert bench.call_spans_ns(acts, n_flush=1, n_fn=2, reps=2) == []
     assert bench.call_spans_ns([], n_flush=1, n_fn=0, reps=0) == []
+
+
+def test_model_bandwidth_from_kernel_spans(tmp_path):
+    tool = _load_tool()
+    rows = json.loads(_fake_run(tmp_path).read_text())["rows"]
+    for r in rows:  # kernel spans half the event times: twice the bandwidth
+        r["extra"].update(flygemm_kernel_us=r["flygemm_us"] / 2, torch_kernel_us=r["torch_us"] / 2)
+    bw = tool.model_bandwidth(rows, "Llama-3-70B", "gemm_a8w8", "per_tensor", kernel_time=True)
+    for fly, ref in bw.values():
+        assert math.isclose(fly, 4000.0) and math.isclose(ref, 2000.0)
+    for r in rows:  # a run without kernel spans has no kernel-time bandwidth
+        del r["extra"]["flygemm_kernel_us"]
+    assert tool.model_bandwidth(rows, "Llama-3-70B", "gemm_a8w8", "per_tensor", kernel_time=True) == {}

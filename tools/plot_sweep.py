@@ -19,7 +19,16 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "python"))
 from flygemm.bench import SWEEP_M, SWEEP_MODELS  # noqa: E402  (pure data; needs no library)
 
 
-def model_bandwidth(rows: list[dict], model: str, op: str, variant: str) -> dict:
+def row_times(r: dict, kernel_time: bool) -> tuple[float, float]:
+    """(flygemm us, torch us) of a row: event times, or with kernel_time the GPU kernel spans that
+    `bench --kernel-time` recorded (NaN where the run did not record them)."""
+    if not kernel_time:
+        return r["flygemm_us"], r["torch_us"]
+    nan = float("nan")
+    return r["extra"].get("flygemm_kernel_us", nan), r["extra"].get("torch_kernel_us", nan)
+
+
+def model_bandwidth(rows: list[dict], model: str, op: str, variant: str, kernel_time: bool = False) -> dict:
     """M -> (flygemm GB/s, torch GB/s) over the model's layers, or None where a layer is missing."""
     layers = set(SWEEP_MODELS[model])
     out = {}
@@ -29,8 +38,10 @@ def model_bandwidth(rows: list[dict], model: str, op: str, variant: str) -> dict
         if len(sel) != len(layers):
             continue
         nbytes = sum(r["extra"]["bytes"] for r in sel)
-        fly_us = sum(r["flygemm_us"] for r in sel)
-        torch_us = sum(r["torch_us"] for r in sel)
+        fly_us = sum(row_times(r, kernel_time)[0] for r in sel)
+        torch_us = sum(row_times(r, kernel_time)[1] for r in sel)
+        if fly_us != fly_us:
+            continue
         out[m] = (nbytes / fly_us / 1e3, nbytes / torch_us / 1e3 if torch_us == torch_us else float("nan"))
     return out
 
@@ -91,11 +102,13 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("json", type=pathlib.Path, help="bench --json output of a decode-sweep run")
     ap.add_argument("--png", type=pathlib.Path, help="write the plot here")
+    ap.add_argument("--kernel-time", action="store_true", help="use the kernel spans of a `bench --kernel-time` "
+                    "run instead of the event times (no launch / event overhead)")
     args = ap.parse_args(argv)
     run = json.loads(args.json.read_text())
     rows = run["rows"]
     keys = op_variants(rows)
-    data = {(op, variant, model): model_bandwidth(rows, model, op, variant)
+    data = {(op, variant, model): model_bandwidth(rows, model, op, variant, args.kernel_time)
             for op, variant in keys for model in SWEEP_MODELS}
     data = {k: v for k, v in data.items() if v}
     if not data:
@@ -104,7 +117,8 @@ def main(argv=None) -> int:
     print(markdown(data, run["copy_gbps"]))
     if args.png:
         plot(data, run["copy_gbps"], [k for k in keys if any(d[:2] == k for d in data)], args.png,
-             f"{run['device']}, torch {run['torch']}: decode GEMM bandwidth vs M (cold L2)")
+             f"{run['device']}, torch {run['torch']}: decode GEMM bandwidth vs M (cold L2, "
+             + ("kernel time)" if args.kernel_time else "event time)"))
         print(f"wrote {args.png}", file=sys.stderr)
     return 0
 
