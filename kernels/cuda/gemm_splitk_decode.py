@@ -53,6 +53,15 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     ragged N is handled (rows clamped on load, masked on store). Weight loads are never
     predicated: vectors past the slice end / K re-read the slice's last vector (cache hits) and
     meet zero activation columns (the activation loads are predicated and zero-filled).
+  * weight ring (param w_stages = S >= 2, the .sS kernels): instead of the register double buffer
+    each thread copies its own weight vectors of round r + S - 1 into its own 16-byte cells of an
+    S-slot shared-memory ring (cp.async.cg, LDGSTS: no registers held while in flight), waits for
+    round r with cp.async.wait_group S - 1 and reads its cells back (LDS.128, conflict-free: cell
+    of vector j = slot + (j * threads + tid) * 16). A thread only reads what it copied, so the
+    ring needs no barrier. S - 1 rounds in flight per CTA (vs one); 1 CTA/SM. Measured on the
+    H200 (2026-11-30): within +-5% of the register kernels, ahead on fp8 at M = 16, N = 2048
+    (14.0 vs 14.6 us) and at 1 x 10240 x 8192 / 1 x 57344 x 8192; ncu shows the small-N case bound
+    by neither (DRAM 31%, 8 warps per SM mostly idle) - see docs/PERF.md.
   * registers: 256 threads, min 2 CTAs/SM (nvvm.minctasm) -> <= 128 registers; 2 x (weights of
     one round) per thread = 2 x 128 B (bf16/fp8, tile_k 128/256) or 2 x 64 B (MX), i.e. 64 KiB
     (32 KiB for MX) of weights in flight per SM plus the next round's activation.
