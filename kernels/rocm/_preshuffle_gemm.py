@@ -209,8 +209,10 @@ class Config:
     def mfma_per_tile(self) -> int:  # MFMA instructions one wave issues per K tile
         return int(self.m_rep * self.n_rep * self.k_steps * self.mfma_per_step)
 
-    def grid(self, M: int, N: int) -> tuple:
-        return ((M + self.tile_m - 1) // self.tile_m, (N + self.tile_n - 1) // self.tile_n, 1)
+    def grid(self, M, N, split_k=1) -> tuple:
+        """Launch grid: one workgroup per output tile and K slice. The DSL launchers call it with
+        traced M / N / split_k, the emulators with ints: one definition of the geometry."""
+        return ((M + (self.tile_m - 1)) // self.tile_m, (N + (self.tile_n - 1)) // self.tile_n, split_k)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -1160,6 +1162,23 @@ def _split_k_checks(cfg: Config, fam: Family) -> str:
 
     why = "int32 accumulators are exact, fp32 partial sums would not be" if cfg.form.acc == "i32" else ""
     return _splitk.adapter_checks(cfg.tile_k, max_split_k(cfg, fam), why)
+
+
+def launcher_placeholders(flyc, fx, out_t, out_bytes, operand_t, scale_ptrs=(), workspace=True,
+                          scalars=()) -> tuple:
+    """Example arguments that `flyc.compile` traces a launcher with, in the adapters' order: out,
+    a, w, bias (fp32), the scale pointers ((element type, alignment) each), the fp32 workspace,
+    then example scalars (only their types matter). The alignments are promises the code is
+    compiled under: A and W 16 bytes (checked by the adapters), the workspace 16 bytes (the
+    caching allocator's), everything else its element size."""
+    ptrs = [flyc.from_c_void_p(out_t, None, assumed_align=out_bytes),
+            flyc.from_c_void_p(operand_t, None, assumed_align=16),
+            flyc.from_c_void_p(operand_t, None, assumed_align=16),
+            flyc.from_c_void_p(fx.Float32, None, assumed_align=4)]
+    ptrs += [flyc.from_c_void_p(t, None, assumed_align=align) for t, align in scale_ptrs]
+    if workspace:
+        ptrs.append(flyc.from_c_void_p(fx.Float32, None, assumed_align=16))
+    return tuple(ptrs) + tuple(scalars)
 
 
 def adapter_head(name: str, ident: str, sym: str, arch: str, family_file: str) -> str:

@@ -121,7 +121,6 @@ def _make_launcher(cfg: Config):
 
     in_t = fx.BFloat16 if cfg.in_dtype == "bf16" else fx.Float16
     out_t = {"bf16": fx.BFloat16, "fp16": fx.Float16, "fp32": fx.Float32}[cfg.out_dtype]
-    TM, TN = cfg.tile_m, cfg.tile_n
     mma = make_mma(cfg.arch, cfg.in_dtype)
 
     kc = core.KernelCore(cfg, in_t, mma)
@@ -171,28 +170,16 @@ def _make_launcher(cfg: Config):
         stream: fx.Stream = fx.Stream(None),
     ):
         gemm_a16w16_kernel(out, a, w, bias, ws, M, N, K, lda, ldo, M_pad, split_k).launch(
-            grid=((M + (TM - 1)) // TM, (N + (TN - 1)) // TN, split_k), block=(THREADS, 1, 1), stream=stream
+            grid=cfg.grid(M, N, split_k), block=(THREADS, 1, 1), stream=stream
         )
         if split_k > 1:
             reduce_kernel(out, ws, bias, M, N, ldo, M_pad, split_k).launch(
                 grid=splitk.WsGeometry.reduce_grid(M, N), block=(THREADS, 1, 1), stream=stream
             )
 
-    placeholders = (  # alignment promises: A and W 16 bytes (checked by the adapter), out/bias elements
-        flyc.from_c_void_p(out_t, None, assumed_align=cfg.out_bytes),
-        flyc.from_c_void_p(in_t, None, assumed_align=16),
-        flyc.from_c_void_p(in_t, None, assumed_align=16),
-        flyc.from_c_void_p(fx.Float32, None, assumed_align=4),
-        flyc.from_c_void_p(fx.Float32, None, assumed_align=16),  # workspace
-        # example scalars: only their types matter
-        128,
-        128,
-        128,
-        128,
-        128,
-        128,
-        2,
-    )
+    # scalars: M, N, K, lda, ldo, M_pad, split_k
+    placeholders = core.launcher_placeholders(flyc, fx, out_t, cfg.out_bytes, in_t,
+                                              scalars=(128, 128, 128, 128, 128, 128, 2))
     return flyc, gemm_a16w16_launch, placeholders
 
 

@@ -183,7 +183,6 @@ def _make_launcher(cfg: Config):
     import flydsl.expr as fx
 
     out_t = {"bf16": fx.BFloat16, "fp16": fx.Float16}[cfg.out_dtype]
-    TM, TN = cfg.tile_m, cfg.tile_n
     kc = BlockScaleCore(cfg)
     reduce_kernel = splitk.make_reduce_kernel(cfg.out_dtype, scaled=False)
 
@@ -237,30 +236,17 @@ def _make_launcher(cfg: Config):
     ):
         gemm_a8w8_blockscale_kernel(out, a, w, bias, a_scale, w_scale, ws, M, N, K, lda, ldo, M_pad,
                                     split_k).launch(
-            grid=((M + (TM - 1)) // TM, (N + (TN - 1)) // TN, split_k), block=(THREADS, 1, 1), stream=stream
+            grid=cfg.grid(M, N, split_k), block=(THREADS, 1, 1), stream=stream
         )
         if split_k > 1:
             reduce_kernel(out, ws, bias, M, N, ldo, M_pad, split_k).launch(
                 grid=splitk.WsGeometry.reduce_grid(M, N), block=(THREADS, 1, 1), stream=stream
             )
 
-    placeholders = (  # alignment promises: A and W 16 bytes (checked by the adapter), the rest elements
-        flyc.from_c_void_p(out_t, None, assumed_align=cfg.out_bytes),
-        flyc.from_c_void_p(fx.Int8, None, assumed_align=16),
-        flyc.from_c_void_p(fx.Int8, None, assumed_align=16),
-        flyc.from_c_void_p(fx.Float32, None, assumed_align=4),
-        flyc.from_c_void_p(fx.Float32, None, assumed_align=4),
-        flyc.from_c_void_p(fx.Float32, None, assumed_align=4),
-        flyc.from_c_void_p(fx.Float32, None, assumed_align=16),  # workspace
-        # example scalars: only their types matter
-        128,
-        128,
-        128,
-        128,
-        128,
-        128,
-        2,
-    )
+    # scalars: M, N, K, lda, ldo, M_pad, split_k
+    placeholders = core.launcher_placeholders(flyc, fx, out_t, cfg.out_bytes, fx.Int8,
+                                              scale_ptrs=((fx.Float32, 4), (fx.Float32, 4)),
+                                              scalars=(128, 128, 128, 128, 128, 128, 2))
     return flyc, gemm_a8w8_blockscale_launch, placeholders
 
 

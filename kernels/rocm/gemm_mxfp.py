@@ -57,7 +57,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 import _preshuffle_gemm as core  # noqa: E402
-from _preshuffle_gemm import LANE_GROUPS, OOB_BYTES, THREADS, WAVE, Config, MmaForm  # noqa: E402
+from _preshuffle_gemm import LANE_GROUPS, THREADS, WAVE, Config, MmaForm  # noqa: E402
 
 FAMILY = "gemm_mxfp"
 ARCH = "gfx950"
@@ -232,7 +232,6 @@ def _make_launcher(cfg: Config):
     out_t = {"bf16": fx.BFloat16, "fp16": fx.Float16}[cfg.out_dtype]
     fmt = OPERAND_FORMAT[cfg.in_dtype]
     pack = K_PER_BYTE[cfg.in_dtype]
-    TM, TN = cfg.tile_m, cfg.tile_n
 
     def mma(a_vecs, b_vecs, acc, sa, sw):
         """acc += (A * 2^sa) (B * 2^sw) over one MFMA's 128 K: a_vecs/b_vecs are the lane's
@@ -288,23 +287,13 @@ def _make_launcher(cfg: Config):
         stream: fx.Stream = fx.Stream(None),
     ):
         gemm_mxfp_kernel(out, a, w, bias, a_scale, w_scale, M, N, K, lda, ldo).launch(
-            grid=((M + (TM - 1)) // TM, (N + (TN - 1)) // TN, 1), block=(THREADS, 1, 1), stream=stream
+            grid=cfg.grid(M, N), block=(THREADS, 1, 1), stream=stream
         )
 
-    placeholders = (  # alignment promises: A and W 16 bytes (checked by the adapter), the rest elements
-        flyc.from_c_void_p(out_t, None, assumed_align=cfg.out_bytes),
-        flyc.from_c_void_p(fx.Int8, None, assumed_align=16),
-        flyc.from_c_void_p(fx.Int8, None, assumed_align=16),
-        flyc.from_c_void_p(fx.Float32, None, assumed_align=4),
-        flyc.from_c_void_p(fx.Uint8, None, assumed_align=1),
-        flyc.from_c_void_p(fx.Uint8, None, assumed_align=1),
-        # example scalars: only their types matter
-        128,
-        128,
-        128,
-        128,
-        128,
-    )
+    # scalars: M, N, K, lda, ldo (no split-K: no workspace)
+    placeholders = core.launcher_placeholders(flyc, fx, out_t, cfg.out_bytes, fx.Int8,
+                                              scale_ptrs=((fx.Uint8, 1), (fx.Uint8, 1)), workspace=False,
+                                              scalars=(128, 128, 128, 128, 128))
     return flyc, gemm_mxfp_launch, placeholders
 
 

@@ -107,8 +107,9 @@ class Config:
     def mfma_per_tile(self) -> int:  # MFMA instructions one wave issues per K tile
         return int(self.groups * self.unroll * VEC / self.form.lane_k)
 
-    def grid(self, M: int, N: int, split_k: int = 1) -> tuple:
-        return ((N + self.tile_n - 1) // self.tile_n, (M + self.tile_m - 1) // self.tile_m, split_k)
+    def grid(self, M, N, split_k=1) -> tuple:
+        """Launch grid (N tiles first), for the DSL launcher (traced values) and the emulator."""
+        return ((N + (self.tile_n - 1)) // self.tile_n, (M + (self.tile_m - 1)) // self.tile_m, split_k)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -336,7 +337,6 @@ def _make_launcher(cfg: Config):
 
     dc = DecodeCore(cfg)
     reduce_kernel = splitk.make_reduce_kernel(cfg.out_dtype, scaled=False)
-    TM, TN = cfg.tile_m, cfg.tile_n
 
     @flyc.kernel
     def gemm_splitk_decode_kernel(
@@ -388,22 +388,16 @@ def _make_launcher(cfg: Config):
         stream: fx.Stream = fx.Stream(None),
     ):
         gemm_splitk_decode_kernel(out, a, w, bias, ws, M, N, K, lda, ldo, M_pad, split_k).launch(
-            grid=((N + (TN - 1)) // TN, (M + (TM - 1)) // TM, split_k), block=(THREADS, 1, 1), stream=stream
+            grid=cfg.grid(M, N, split_k), block=(THREADS, 1, 1), stream=stream
         )
         if split_k > 1:
             reduce_kernel(out, ws, bias, M, N, ldo, M_pad, split_k).launch(
                 grid=splitk.WsGeometry.reduce_grid(M, N), block=(THREADS, 1, 1), stream=stream
             )
 
-    placeholders = (  # alignment promises: A and W 16 bytes (checked by the adapter), the rest elements
-        flyc.from_c_void_p(dc.out_t, None, assumed_align=cfg.out_bytes),
-        flyc.from_c_void_p(dc.in_t, None, assumed_align=16),
-        flyc.from_c_void_p(dc.in_t, None, assumed_align=16),
-        flyc.from_c_void_p(fx.Float32, None, assumed_align=4),
-        flyc.from_c_void_p(fx.Float32, None, assumed_align=16),  # workspace
-        # example scalars: only their types matter
-        128, 128, 128, 128, 128, 128, 2,
-    )
+    # scalars: M, N, K, lda, ldo, M_pad, split_k
+    placeholders = core.launcher_placeholders(flyc, fx, dc.out_t, cfg.out_bytes, dc.in_t,
+                                              scalars=(128, 128, 128, 128, 128, 128, 2))
     return flyc, gemm_splitk_decode_launch, placeholders
 
 
