@@ -483,3 +483,29 @@ def test_a8w8_per_tensor_emulation():
     A, W, sa, sw, bias, ref, apr, wpr = make_case("gemm_a8w8", 4, 40, 352, seed=3, variant="per_tensor")
     out = emulate(cfg, A, W, sa, sw, bias, 4, 40, 352, 2, apr, wpr)
     assert np.linalg.norm(out - ref) / np.linalg.norm(ref) <= 1e-6
+
+
+def test_weight_ring_config():
+    """w_stages: 0 (register double buffer) or 2..8 ring slots, bf16 / fp8 / blockscale only; the
+    ring's shared memory (slots x threads x 16-byte weight vectors) is part of the budget."""
+    base = fam.Config("gemm_a8w8", tile_m=8, tile_n=32)
+    ring = fam.Config("gemm_a8w8", tile_m=8, tile_n=32, w_stages=5, min_blocks=1)
+    assert ring.w_stage_bytes == ring.threads * ring.groups * 2 * ring.V * 16 == 32 * 1024
+    assert ring.smem_bytes - base.smem_bytes == 5 * ring.w_stage_bytes
+    assert ring.meta()["w_bytes_in_flight_per_cta_smem_ring"] == 4 * ring.w_stage_bytes
+    for bad in (1, 9, -1):
+        with pytest.raises(ValueError, match="w_stages"):
+            fam.Config("gemm_a16w16", w_stages=bad)
+    for op in ("gemm_mxfp8", "gemm_mxfp4"):
+        with pytest.raises(ValueError, match="w_stages"):
+            fam.Config(op, w_stages=3)
+    with pytest.raises(ValueError, match="shared memory"):  # 8 slots of 32 KiB do not fit
+        fam.Config("gemm_a8w8", tile_m=8, tile_n=32, w_stages=8, min_blocks=1)
+
+
+def test_unknown_kernel_params_are_refused():
+    spec = {"op": "gemm_a8w8", "tile_m": 8, "tile_n": 16, "tile_k": 0, "params": {"l2_ahead": 0}}
+    with pytest.raises(ValueError, match="unknown params"):
+        fam.Config.from_spec(spec)
+    spec["params"] = {"w_stages": 4, "min_blocks": 1, "warps_k": 8}
+    assert fam.Config.from_spec(spec).w_stages == 4
