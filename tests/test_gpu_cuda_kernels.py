@@ -118,6 +118,55 @@ def test_every_core_kernel_matches_oracle(name, shape, monkeypatch):
     assert err <= 1e-2, f"{name} {shape}: rel err {err:.3e}"
 
 
+def split_kernels():
+    """Core kernels with a split-K mode (max_split_k > 1)."""
+    try:
+        return [n for n in core_kernels() if kernel_info(n)["max_split_k"] > 1]
+    except Exception:  # noqa: BLE001
+        return []
+
+
+# (M, N, K): ragged M / N / K tail with 9 K tiles of 128 (64 for bf16: 17); few K tiles, so that
+# large split_k values are clamped to the K tile count; more work items than SMs.
+SPLIT_SHAPES = [(77, 264, 1040), (128, 520, 128), (200, 1032, 4096)]
+
+
+@requires_cuda
+@pytest.mark.parametrize("shape", SPLIT_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("name", split_kernels())
+def test_split_k_core_kernel_matches_oracle_and_is_deterministic(name, shape, monkeypatch):
+    """Every split_k of a split-capable kernel (incl. values that do not divide the K tiles and
+    values above the K tile count) against the oracle, poisoned output with guard rows; the
+    workspace comes from the caching allocator and is poisoned first; two runs bitwise equal."""
+    k = kernel_info(name)
+    op, in_name, out_name = k["op"], k["in_dtype"], k["out_dtype"]
+    M, N, K = shape
+    with_bias = True
+    args, bias, ref = reference(op, in_name, out_name, M, N, K, with_bias)
+    out_dtype = TORCH_DTYPE[out_name]
+    dev_args = [t.cuda() for t in args]
+    for split in sorted({2, 3, 5, k["max_split_k"]}):
+        # poison what the allocator will hand out as the workspace
+        junk = torch.full((split * (M + 256) * N,), float("nan"), device="cuda")
+        del junk
+        results = []
+        for _ in range(2):
+            buf = torch.full((M + 6, N + 24), GUARD, dtype=out_dtype, device="cuda")
+            view = buf[3:3 + M, :N]
+            view.fill_(POISON)
+            monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"{name}:{split}")
+            getattr(torch.ops.flygemm, op + "_out")(*dev_args, bias.cuda(), out_dtype, out=view)
+            torch.cuda.synchronize()
+            monkeypatch.delenv("FLYGEMM_FORCE_KERNEL")
+            assert not torch.isnan(view).any(), f"split_k={split}: output not fully written"
+            assert torch.all(buf[:3] == GUARD) and torch.all(buf[3 + M:] == GUARD)
+            assert torch.all(buf[3:3 + M, N:] == GUARD), "write into row padding"
+            err = rel_fro(view, ref)
+            assert err <= 1e-2, f"{name} {shape} split_k={split}: rel err {err:.3e}"
+            results.append(view.clone())
+        assert torch.equal(results[0], results[1]), f"split_k={split}: not bitwise reproducible"
+
+
 def test_forced_kernel_list_is_not_empty_when_built():
     """Collection sanity: with an extension that has sm_90a kernels, the list above is not empty."""
     if flygemm is None or not os.environ.get("FLYGEMM_EXPECT_SM90A"):

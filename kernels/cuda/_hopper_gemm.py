@@ -30,6 +30,14 @@ Kernel design (one CTA = 1 producer warpgroup + `mma_wg` consumer warpgroups):
     operand's tile with a TMA multicast into both CTAs' stages; a stage is released to both
     CTAs' producers (remote mbarrier arrives), so it is refilled only once both have read it;
     grid = (cluster_m, cluster_n, min(#cluster-tiles, #SMs / 2)).
+  * split-K (param split = S_max, plain mainloop without clusters, fp8 / 16-bit inputs; the `.skS`
+    kernels): with run-time split_k = S > 1 the persistent loop runs S x #tiles work items, slice
+    s of a tile covering K tiles [s*KT/S, (s+1)*KT/S) (S <= KT, kept so by the adapter). A slice
+    writes its fp32 tile (scales applied, no bias) straight from the accumulator registers to the
+    op's workspace [S, M_pad, N]; `reduce_kernel`, launched by the same host launcher on the same
+    stream, sums the S slices in slice order, adds the bias and rounds once: no atomics, bitwise
+    reproducible. split_k = 1 runs exactly the plain kernel (TMA-store epilogue, no workspace).
+    For shapes whose output tiles leave SMs idle (M = 128 on the narrow-N layers, N = 2112).
 
 Run-time arguments are plain pointers and integers (M, N, K, lda, ldo are dynamic), so one binary
 per (in_dtype, out_dtype, tile config) serves every shape.
@@ -53,6 +61,9 @@ import _cute_export as cx  # same directory: the family files put it on sys.path
 SMEM_CAPACITY = 232448
 # Bytes kept aside for mbarriers and alignment padding.
 SMEM_RESERVED = 1024 + 1024
+# Largest run-time split_k of a split-K kernel (the `split` param); threads of the reduce kernel.
+MAX_SPLIT_K = 16
+REDUCE_THREADS = 256
 
 DTYPE_ALIASES = {
     "bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16",
@@ -96,7 +107,7 @@ class GemmConfig:
 
     def __init__(self, in_dtype="bf16", out_dtype=None, tile_m=128, tile_n=128, tile_k=None,
                  stages=0, mma_wg=0, raster_group=8, cluster_m=1, cluster_n=1, epi_stages=2,
-                 overlap=1, release_scope="cta"):
+                 overlap=1, release_scope="cta", split=0):
         fam = self.FAMILY
         self.in_dtype = norm_dtype(fam, in_dtype, self.IN_DTYPES)
         self.out_dtype = norm_dtype(fam, out_dtype or in_dtype, self.OUT_DTYPES)
@@ -143,6 +154,17 @@ class GemmConfig:
             raise ValueError(f"{fam}: release_scope must be cta or cluster")
         if self.raster_group < 1:
             raise ValueError(f"{fam}: raster_group must be >= 1")
+        # split = S_max >= 2: the kernel also runs split-K (run-time split_k <= S_max): work item
+        # (slice s, tile) covers K tiles [s*KT/S, (s+1)*KT/S) and stores its fp32 tile to the op's
+        # workspace; a reduce kernel of the same launcher sums the slices in order, adds the bias
+        # and rounds once.  For the plain mainloop without clusters; not for int8, whose s32 sums
+        # would lose exactness in fp32 partials.
+        self.split = int(split)
+        if self.split == 1 or not 0 <= self.split <= MAX_SPLIT_K:
+            raise ValueError(f"{fam}: split must be 0 or in [2, {MAX_SPLIT_K}]")
+        if self.split and (self.MAINLOOP != "plain" or (self.cluster_m, self.cluster_n) != (1, 1)
+                           or self.in_dtype == "int8"):
+            raise ValueError(f"{fam}: split-K needs the plain mainloop, no cluster and a float input")
         if self.epi_stages < 1:
             raise ValueError(f"{fam}: epi_stages must be >= 1")
 
@@ -175,6 +197,10 @@ class GemmConfig:
         self.stages = min(want, max_stages)
         self.smem_bytes = self.stages * self.stage_bytes + self.epi_bytes + SMEM_RESERVED
 
+    @property
+    def max_split_k(self) -> int:
+        return self.split or 1
+
     # hooks ------------------------------------------------------------------------------------
     def max_acc_regs(self) -> int:
         return 128
@@ -205,7 +231,7 @@ class GemmConfig:
             raster_group=p.get("raster_group", 8),
             cluster_m=p.get("cluster_m", 1), cluster_n=p.get("cluster_n", 1),
             epi_stages=p.get("epi_stages", 2), overlap=p.get("overlap", 1),
-            release_scope=p.get("release_scope", "cta"),
+            release_scope=p.get("release_scope", "cta"), split=p.get("split", 0),
         )
 
     def meta(self) -> dict:
@@ -220,6 +246,7 @@ class GemmConfig:
             "release_scope": (self.release_scope if (self.cluster_m, self.cluster_n) != (1, 1)
                               else "cta"),
             "raster_group": self.raster_group,
+            "max_split_k": self.max_split_k,
             "smem_bytes": self.smem_bytes,
             "persistent": True, "warp_specialized": True,
             "mainloop": self.MAINLOOP_TEXT + (
@@ -300,6 +327,7 @@ def kernel_base_class():
             self.buffer_align_bytes = 1024
             # blockscale: fp32 scales per stage in smem: tile_m a_scale values, then w_scale
             self.scale_stride = cfg.tile_m + 4
+            self.split_capable = cfg.split > 0
 
         # ---------------------------------------------------------------- static setup
         def _setup(self):
@@ -382,9 +410,12 @@ def kernel_base_class():
 
         # ---------------------------------------------------------------- host launcher
         def launch_gemm(self, a_ptr, w_ptr, out_ptr, bias_ptr, M, N, K, lda, ldo, has_bias,
-                        max_ctas, stream, extra_kernel_args=()):
+                        max_ctas, stream, extra_kernel_args=(), split_args=None):
             """Host side, traced inside the family's `@cute.jit __call__`: TMA descriptors, grid,
-            shared storage, launch of `self.kernel(<common args>, *extra_kernel_args)`."""
+            shared storage, launch of `self.kernel(<common args>, *extra_kernel_args,
+            *split_args)`.  split_args = (ws_ptr, M_pad, split_k) for the families that take them
+            (used by split-capable configs only): split_k > 1 runs num_tiles * split_k work items
+            and then `reduce_kernel` on the same stream."""
             self._setup()
             bm, bn, bk = self.tile_mnk
             mA = cute.make_tensor(a_ptr, cute.make_layout((M, K), stride=(lda, 1)))
@@ -419,6 +450,8 @@ def kernel_base_class():
             num_m_tiles = (M + (bm - 1)) // bm
             num_n_tiles = (N + (bn - 1)) // bn
             num_tiles = num_m_tiles * num_n_tiles
+            if cutlass.const_expr(self.split_capable):
+                num_tiles = num_tiles * split_args[2]
             if cutlass.const_expr(self.cluster_size == 1):
                 grid = (cutlass.min(num_tiles, cutlass.max(max_ctas, 1)), 1, 1)
             else:
@@ -454,6 +487,7 @@ def kernel_base_class():
                 tma_atom_a, tma_a, tma_atom_b, tma_b, tma_atom_c, tma_c,
                 self.tiled_mma, self.a_smem_staged, self.b_smem_staged, self.epi_smem_staged,
                 bias_ptr, M, N, has_bias, num_m_tiles, num_n_tiles, *extra_kernel_args,
+                *(split_args or ()),
             ).launch(
                 grid=grid,
                 block=[self.threads, 1, 1],
@@ -461,6 +495,44 @@ def kernel_base_class():
                 min_blocks_per_mp=1,
                 stream=stream,
             )
+            if cutlass.const_expr(self.split_capable):
+                self._launch_reduce(*split_args, out_ptr, bias_ptr, M, N, ldo, has_bias, stream)
+
+        @cute.jit
+        def _launch_reduce(self, ws_ptr, M_pad, split_k, out_ptr, bias_ptr, M, N, ldo, has_bias,
+                           stream):
+            """Host side: the split-K reduce after the GEMM kernel, only when split_k > 1."""
+            if split_k > 1:
+                total = M * N
+                self.reduce_kernel(ws_ptr, out_ptr, bias_ptr, M, N, ldo, M_pad, split_k,
+                                   has_bias).launch(
+                    grid=((total + (REDUCE_THREADS - 1)) // REDUCE_THREADS, 1, 1),
+                    block=[REDUCE_THREADS, 1, 1], stream=stream)
+
+        # ---------------------------------------------------------------- split-K reduce
+        @cute.kernel
+        def reduce_kernel(self, ws_ptr: cute.Pointer, out_ptr: cute.Pointer,
+                          bias_ptr: cute.Pointer, M: Int32, N: Int32, ldo: Int64, M_pad: Int32,
+                          split_k: Int32, has_bias: Int32):
+            """out[m, n] = round(sum over s = 0..split_k-1 in order of ws[s, m, n] + bias[n]):
+            one output element per thread (the adapter keeps M * N below 2^31); the partials
+            already carry the scales, so the sum is rounded exactly once."""
+            tidx, _, _ = cute.arch.thread_idx()
+            bidx, _, _ = cute.arch.block_idx()
+            idx = bidx * REDUCE_THREADS + tidx
+            if idx < M * N:
+                m = idx // N
+                n = idx - m * N
+                ws = cute.make_tensor(ws_ptr, cute.make_layout((split_k * M_pad, N),
+                                                               stride=(Int64(N), 1)))
+                v = ws[(m, n)]
+                for s in cutlass.range(1, split_k, unroll=1):
+                    v = v + ws[(s * M_pad + m, n)]
+                if has_bias != 0:
+                    bias_t = cute.make_tensor(bias_ptr, cute.make_layout(N))
+                    v = v + bias_t[n]
+                out = cute.make_tensor(out_ptr, cute.make_layout((M, N), stride=(ldo, 1)))
+                out[(m, n)] = v.to(self.c_dtype)
 
         # ---------------------------------------------------------------- tile scheduler
         @cute.jit
@@ -477,12 +549,28 @@ def kernel_base_class():
             n_idx = first_n + (r - m_idx * width)
             return m_idx, n_idx
 
-        def _num_work_tiles(self, num_m_tiles, num_n_tiles):
-            """Work items of the persistent loop: tiles, or cluster-tiles in a cluster."""
+        def _num_work_tiles(self, num_m_tiles, num_n_tiles, split_k=None):
+            """Work items of the persistent loop: tiles (times split_k slices for a split-capable
+            config), or cluster-tiles in a cluster."""
+            if cutlass.const_expr(self.split_capable):
+                return num_m_tiles * num_n_tiles * split_k
             if cutlass.const_expr(self.cluster_size == 1):
                 return num_m_tiles * num_n_tiles
             cm, cn = self.cluster_mn
             return ((num_m_tiles + (cm - 1)) // cm) * ((num_n_tiles + (cn - 1)) // cn)
+
+        @cute.jit
+        def _split_item(self, item: Int32, num_m_tiles: Int32, num_n_tiles: Int32,
+                        k_tiles: Int32, split_k: Int32):
+            """Split-K work item -> (m_idx, n_idx, first K tile, K tile count): slice-major, so
+            each slice walks the tiles in the grouped raster; slice s owns K tiles
+            [s * KT / S, (s + 1) * KT / S), never empty because the adapter keeps S <= KT."""
+            num_tiles = num_m_tiles * num_n_tiles
+            s = item // num_tiles
+            m_idx, n_idx = self._tile_coord(item - s * num_tiles, num_m_tiles, num_n_tiles)
+            kt_begin = (s * k_tiles) // split_k
+            kt_end = ((s + 1) * k_tiles) // split_k
+            return m_idx, n_idx, kt_begin, kt_end - kt_begin
 
         @cute.jit
         def _cluster_tile_coord(self, ctile: Int32, num_m_tiles: Int32, num_n_tiles: Int32,
@@ -556,6 +644,58 @@ def kernel_base_class():
                     lambda: cute.arch.mbarrier_arrive(bar, mainloop.consumer_mask, scope=scope),
                 )
 
+        @cute.jit
+        def _store_tile(self, epi_acc, tCcC, has_bias, bias_t, N, gC, m_idx, n_idx, tma_atom_c,
+                        sC, tiled_copy_r2s, tRS_sD, tRS_rAcc, tRS_rD, tRS_rD_out, epi_bar,
+                        store_pipe, is_store_warp, epi_count):
+            """Epilogue of one output tile: + bias, round once to the output dtype, registers ->
+            shared memory (stmatrix) -> TMA store, epi_stages buffers in rotation.  Returns the
+            advanced buffer counter."""
+            bm, bn, _ = self.tile_mnk
+            size_rD = cute.size(tRS_rD)
+            # + bias[n] (fp32)
+            if has_bias != 0:
+                n0 = n_idx * bn
+                for i in cutlass.range_constexpr(cute.size(epi_acc)):
+                    n = cutlass.min(n0 + tCcC[i][1], N - 1)
+                    epi_acc[i] = epi_acc[i] + bias_t[n]
+
+            gC_t = gC[(None, None, m_idx, n_idx)]
+            gC_epi = cute.zipped_divide(gC_t, self.epi_tile)
+            bSG_sD, bSG_gD = cpasync.tma_partition(
+                tma_atom_c, 0, cute.make_layout(1),
+                cute.group_modes(sC, 0, 2), gC_epi)
+            epi_num = cute.size(gC_epi, mode=[1])
+            epi_shape = gC_epi.shape[1]
+            epi_layout = cute.make_layout(epi_shape, stride=(epi_shape[1], 1))
+            for e in cutlass.range_constexpr(epi_num):
+                for v in cutlass.range_constexpr(size_rD):
+                    tRS_rD[v] = tRS_rAcc[e * size_rD + v]
+                tRS_rD_out.store(tRS_rD.load().to(self.c_dtype))
+                buf = (epi_count + e) % self.epi_stages
+                cute.copy(tiled_copy_r2s, tRS_rD_out, tRS_sD[(None, None, None, buf)])
+                # make the st.shared visible to the TMA (async proxy), then sync
+                cute.arch.fence_proxy("async.shared", space="cta")
+                epi_bar.arrive_and_wait()
+                if is_store_warp:
+                    cute.copy(tma_atom_c, bSG_sD[(None, buf)],
+                              bSG_gD[(None, epi_layout.get_hier_coord(e))])
+                    store_pipe.producer_commit()
+                    # the buffer written next must no longer be read by a TMA store
+                    store_pipe.producer_acquire()
+                epi_bar.arrive_and_wait()
+            return epi_count + epi_num
+
+        @cute.jit
+        def _store_partials(self, ws_t, epi_acc, tCcC, row0, n0, N):
+            """Split-K: the tile's fp32 values (scaled, no bias) to rows row0.. of the workspace,
+            straight from the accumulator registers (pairs of adjacent columns, 32-byte row
+            segments per 4 lanes); columns past N are skipped."""
+            for i in cutlass.range_constexpr(cute.size(epi_acc)):
+                n = n0 + tCcC[i][1]
+                if n < N:
+                    ws_t[(row0 + tCcC[i][0], n)] = epi_acc[i]
+
         # ---------------------------------------------------------------- device kernel body
         @cute.jit
         def kernel_body(
@@ -580,6 +720,9 @@ def kernel_base_class():
             w_scale_ptr=None,
             a_step=None,
             w_step=None,
+            ws_ptr=None,
+            M_pad=None,
+            split_k=None,
         ):
             """The whole kernel, inlined into each family's `@cute.kernel`.  Scale arguments:
             "scaled" epilogue: a_scale_ptr [M or 1], w_scale_ptr [N or 1] fp32 and the index
@@ -705,15 +848,20 @@ def kernel_base_class():
                     prod_state = pipeline.make_pipeline_state(
                         pipeline.PipelineUserType.Producer, self.stages)
                     tile = tile_first
-                    while tile < self._num_work_tiles(num_m_tiles, num_n_tiles):
-                        if cutlass.const_expr(self.cluster_size == 1):
+                    while tile < self._num_work_tiles(num_m_tiles, num_n_tiles, split_k):
+                        kt_begin = Int32(0)
+                        k_count = k_tiles
+                        if cutlass.const_expr(self.split_capable):
+                            m_idx, n_idx, kt_begin, k_count = self._split_item(
+                                tile, num_m_tiles, num_n_tiles, k_tiles, split_k)
+                        elif cutlass.const_expr(self.cluster_size == 1):
                             m_idx, n_idx = self._tile_coord(tile, num_m_tiles, num_n_tiles)
                         else:
                             m_idx, n_idx = self._cluster_tile_coord(
                                 tile, num_m_tiles, num_n_tiles, rank_m, rank_n)
                         tAgA_t = tAgA[(None, m_idx, None)]
                         tBgB_t = tBgB[(None, n_idx, None)]
-                        for kt in cutlass.range(k_tiles, unroll=1):
+                        for kt in cutlass.range(kt_begin, kt_begin + k_count, unroll=1):
                             mainloop.producer_acquire(prod_state)
                             bar = mainloop.producer_get_barrier(prod_state)
                             if cutlass.const_expr(self.mcast_a):
@@ -832,10 +980,21 @@ def kernel_base_class():
                 release_state = pipeline.make_pipeline_state(
                     pipeline.PipelineUserType.Consumer, self.stages)
 
+                if cutlass.const_expr(self.split_capable):
+                    # fp32 partial tiles [split_k * M_pad, N]: slice s, row m at s * M_pad + m
+                    ws_t = cute.make_tensor(ws_ptr, cute.make_layout((split_k * M_pad, N),
+                                                                     stride=(Int64(N), 1)))
+
                 epi_count = Int32(0)
                 tile = tile_first
-                while tile < self._num_work_tiles(num_m_tiles, num_n_tiles):
-                    if cutlass.const_expr(self.cluster_size == 1):
+                while tile < self._num_work_tiles(num_m_tiles, num_n_tiles, split_k):
+                    k_count = k_tiles
+                    slice_row0 = Int32(0)
+                    if cutlass.const_expr(self.split_capable):
+                        m_idx, n_idx, kt_begin, k_count = self._split_item(
+                            tile, num_m_tiles, num_n_tiles, k_tiles, split_k)
+                        slice_row0 = (tile // (num_m_tiles * num_n_tiles)) * M_pad
+                    elif cutlass.const_expr(self.cluster_size == 1):
                         m_idx, n_idx = self._tile_coord(tile, num_m_tiles, num_n_tiles)
                     else:
                         m_idx, n_idx = self._cluster_tile_coord(
@@ -853,7 +1012,7 @@ def kernel_base_class():
                                       tCrB[(None, None, kb, read_state.index)], acc)
                         warpgroup.commit_group()
                         read_state.advance()
-                        for kt in cutlass.range(1, k_tiles, unroll=1):
+                        for kt in cutlass.range(1, k_count, unroll=1):
                             mainloop.consumer_wait(read_state)
                             warpgroup.fence()
                             for kb in cutlass.range_constexpr(num_k_blocks):
@@ -947,38 +1106,20 @@ def kernel_base_class():
                             sm = cutlass.min(sm0 + tCcC[i][0], M - 1)
                             sn = cutlass.min(sn0 + tCcC[i][1], N - 1)
                             epi_acc[i] = epi_acc[i] * sa_e[sm * a_step] * sw_e[sn * w_step]
-                    # + bias[n] (fp32)
-                    if has_bias != 0:
-                        n0 = n_idx * bn
-                        for i in cutlass.range_constexpr(cute.size(epi_acc)):
-                            n = cutlass.min(n0 + tCcC[i][1], N - 1)
-                            epi_acc[i] = epi_acc[i] + bias_t[n]
-
-                    gC_t = gC[(None, None, m_idx, n_idx)]
-                    gC_epi = cute.zipped_divide(gC_t, self.epi_tile)
-                    bSG_sD, bSG_gD = cpasync.tma_partition(
-                        tma_atom_c, 0, cute.make_layout(1),
-                        cute.group_modes(sC, 0, 2), gC_epi)
-                    epi_num = cute.size(gC_epi, mode=[1])
-                    epi_shape = gC_epi.shape[1]
-                    epi_layout = cute.make_layout(epi_shape, stride=(epi_shape[1], 1))
-                    for e in cutlass.range_constexpr(epi_num):
-                        for v in cutlass.range_constexpr(size_rD):
-                            tRS_rD[v] = tRS_rAcc[e * size_rD + v]
-                        tRS_rD_out.store(tRS_rD.load().to(self.c_dtype))
-                        buf = (epi_count + e) % self.epi_stages
-                        cute.copy(tiled_copy_r2s, tRS_rD_out, tRS_sD[(None, None, None, buf)])
-                        # make the st.shared visible to the TMA (async proxy), then sync
-                        cute.arch.fence_proxy("async.shared", space="cta")
-                        epi_bar.arrive_and_wait()
-                        if is_store_warp:
-                            cute.copy(tma_atom_c, bSG_sD[(None, buf)],
-                                      bSG_gD[(None, epi_layout.get_hier_coord(e))])
-                            store_pipe.producer_commit()
-                            # the buffer written next must no longer be read by a TMA store
-                            store_pipe.producer_acquire()
-                        epi_bar.arrive_and_wait()
-                    epi_count += epi_num
+                    if cutlass.const_expr(self.split_capable):
+                        if split_k > 1:
+                            self._store_partials(ws_t, epi_acc, tCcC, slice_row0 + m_idx * bm,
+                                                 n_idx * bn, N)
+                        else:
+                            epi_count = self._store_tile(
+                                epi_acc, tCcC, has_bias, bias_t, N, gC, m_idx, n_idx, tma_atom_c,
+                                sC, tiled_copy_r2s, tRS_sD, tRS_rAcc, tRS_rD, tRS_rD_out,
+                                epi_bar, store_pipe, is_store_warp, epi_count)
+                    else:
+                        epi_count = self._store_tile(
+                            epi_acc, tCcC, has_bias, bias_t, N, gC, m_idx, n_idx, tma_atom_c,
+                            sC, tiled_copy_r2s, tRS_sD, tRS_rAcc, tRS_rD, tRS_rD_out,
+                            epi_bar, store_pipe, is_store_warp, epi_count)
                     tile += tile_step
 
                 if is_store_warp:
@@ -1122,7 +1263,26 @@ static int @IDENT@_launch(const flygemm::LaunchArgs& args, char* err, int err_le
   if (!args.a || !args.w || !args.out) return fail(err, err_len, "null a, w or out pointer");
   if (!aligned(args.a, 16) || !aligned(args.w, 16) || !aligned(args.out, 16))
     return fail(err, err_len, "a, w and out must be 16-byte aligned (TMA)");
-  if (args.split_k != 1) return fail(err, err_len, "split_k must be 1 (this kernel has no split-K mode)");
+  if (args.split_k < 1) return fail(err, err_len, "split_k must be >= 1");
+  if (kMaxSplitK == 1 && args.split_k != 1)
+    return fail(err, err_len, "split_k must be 1 (this kernel has no split-K mode)");
+  // split-K: at most kMaxSplitK slices and no more than K tiles (no slice is empty); the reduce
+  // kernel indexes M * N in int32, so a larger output runs unsplit (same result, one rounding).
+  const long long k_tiles = (K + kTileK - 1) / kTileK;
+  long long want_split = args.split_k < kMaxSplitK ? args.split_k : kMaxSplitK;
+  if (want_split > k_tiles) want_split = k_tiles;
+  if (M * N > lim - 256) want_split = 1;
+  int32_t split_k = (int32_t)want_split;
+  void* ws_ptr = nullptr;
+  int32_t m_pad = 0;
+  if (split_k > 1) {
+    if (!args.workspace || !aligned(args.workspace, 16))
+      return fail(err, err_len, "split_k > 1 needs a 16-byte aligned fp32 workspace");
+    if (args.M_pad < ((M + kTileM - 1) / kTileM) * kTileM || args.M_pad * (long long)split_k > lim)
+      return fail(err, err_len, "workspace M_pad must cover the M tiles (M rounded up to tile_m)");
+    ws_ptr = args.workspace;
+    m_pad = (int32_t)args.M_pad;
+  }
   if (args.bias) {
     if (args.bias_dtype != flygemm::DType::fp32)
       return fail(err, err_len, "bias must be fp32 (the op layer converts it)");
@@ -1159,7 +1319,8 @@ def adapter_cpp(fam: Family, ident: str, name: str, header_rel: str, ciface: str
                 cfg: GemmConfig, smem_bytes: int) -> str:
     checks = fam.adapter_checks.strip("\n")
     constants = (f"constexpr long long kTileM = {cfg.tile_m}, kTileN = {cfg.tile_n}, "
-                 f"kOutBytes = {DTYPE_BYTES[cfg.out_dtype]};")
+                 f"kTileK = {cfg.tile_k}, kOutBytes = {DTYPE_BYTES[cfg.out_dtype]}, "
+                 f"kMaxSplitK = {cfg.max_split_k};")
     text = cx.adapter_prelude(ident, name, fam.source_file.name, header_rel, ciface, constants)
     text += ADAPTER_LAUNCH.replace("@CHECKS@\n", checks + "\n" if checks else "")
     for k, v in {
@@ -1177,7 +1338,9 @@ def adapter_cpp(fam: Family, ident: str, name: str, header_rel: str, ciface: str
 # ---------------------------------------------------------------------------------------------
 def kernel_name(fam: Family, cfg: GemmConfig) -> str:
     cluster = "" if (cfg.cluster_m, cfg.cluster_n) == (1, 1) else f".c{cfg.cluster_m}x{cfg.cluster_n}"
-    return f"{fam.name}.{cfg.in_dtype}.{cfg.out_dtype}.t{cfg.tile_m}x{cfg.tile_n}x{cfg.tile_k}{cluster}"
+    split = f".sk{cfg.split}" if cfg.split else ""
+    return (f"{fam.name}.{cfg.in_dtype}.{cfg.out_dtype}.t{cfg.tile_m}x{cfg.tile_n}x{cfg.tile_k}"
+            f"{cluster}{split}")
 
 
 def build(fam: Family, spec: dict, out_dir: pathlib.Path) -> dict:
@@ -1222,7 +1385,7 @@ def build(fam: Family, spec: dict, out_dir: pathlib.Path) -> dict:
         "meta": meta,
         "requires_k_multiple": fam.k_align,
         "requires_n_multiple": 16 // DTYPE_BYTES[cfg.out_dtype] if fam.n_align_out_rows else 1,
-        "max_split_k": 1,
+        "max_split_k": cfg.max_split_k,
     }
     # Kept next to the objects for tools that only have the directory (selftest).
     (out_dir / "adapter.cpp").write_text(adapter)

@@ -72,10 +72,13 @@ def _make_kernel_class():
             ldo: Int64,
             has_bias: Int32,
             max_ctas: Int32,
+            ws_ptr: cute.Pointer,
+            M_pad: Int32,
+            split_k: Int32,
             stream: cuda.CUstream,
         ):
             self.launch_gemm(a_ptr, w_ptr, out_ptr, bias_ptr, M, N, K, lda, ldo, has_bias,
-                             max_ctas, stream)
+                             max_ctas, stream, split_args=(ws_ptr, M_pad, split_k))
 
         @cute.kernel
         def kernel(
@@ -96,10 +99,14 @@ def _make_kernel_class():
             has_bias: Int32,
             num_m_tiles: Int32,
             num_n_tiles: Int32,
+            ws_ptr: cute.Pointer,
+            M_pad: Int32,
+            split_k: Int32,
         ):
             self.kernel_body(tma_atom_a, mA, tma_atom_b, mB, tma_atom_c, mC, tiled_mma,
                              a_smem_staged, b_smem_staged, epi_smem_staged, bias_ptr, M, N,
-                             has_bias, num_m_tiles, num_n_tiles)
+                             has_bias, num_m_tiles, num_n_tiles,
+                             ws_ptr=ws_ptr, M_pad=M_pad, split_k=split_k)
 
     _KERNEL_CLASS = GemmA16W16Sm90
     return _KERNEL_CLASS
@@ -111,7 +118,8 @@ def _placeholder_args(cfg):
     import cutlass
     i32, i64 = cutlass.Int32(1), cutlass.Int64(8)
     return (hg.gmem_ptr(cfg.in_dtype), hg.gmem_ptr(cfg.in_dtype), hg.gmem_ptr(cfg.out_dtype),
-            hg.gmem_ptr("fp32", 4), i32, i32, i32, i64, i64, i32, i32, cuda.CUstream(0))
+            hg.gmem_ptr("fp32", 4), i32, i32, i32, i64, i64, i32, i32,
+            hg.gmem_ptr("fp32", 16), i32, i32, cuda.CUstream(0))
 
 
 # The C wrapper the DSL generates for our host function (checked against the header at build
@@ -119,13 +127,13 @@ def _placeholder_args(cfg):
 _EXPECTED_WRAPPER_ARGS = [
     "void *a_ptr", "void *w_ptr", "void *out_ptr", "void *bias_ptr", "int32_t M", "int32_t N",
     "int32_t K", "int64_t lda", "int64_t ldo", "int32_t has_bias", "int32_t max_ctas",
-    "cudaStream_t stream",
+    "void *ws_ptr", "int32_t M_pad", "int32_t split_k", "cudaStream_t stream",
 ]
 
 _ADAPTER_CHECKS = ""
 _ADAPTER_PACK = r"""
-  void* packed[13] = {&a_ptr, &w_ptr, &out_ptr, &bias_ptr, &m, &n, &k, &lda, &ldo,
-                      &has_bias, &max_ctas, &stream, &ret};
+  void* packed[16] = {&a_ptr, &w_ptr, &out_ptr, &bias_ptr, &m, &n, &k, &lda, &ldo,
+                      &has_bias, &max_ctas, &ws_ptr, &m_pad, &split_k, &stream, &ret};
 """
 
 FAMILY_SPEC = hg.Family(

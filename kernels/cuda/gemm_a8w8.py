@@ -83,11 +83,15 @@ def _make_kernel_class():
             a_per_row: Int32,
             w_per_row: Int32,
             max_ctas: Int32,
+            ws_ptr: cute.Pointer,
+            M_pad: Int32,
+            split_k: Int32,
             stream: cuda.CUstream,
         ):
             self.launch_gemm(a_ptr, w_ptr, out_ptr, bias_ptr, M, N, K, lda, ldo, has_bias,
                              max_ctas, stream,
-                             extra_kernel_args=(a_scale_ptr, w_scale_ptr, a_per_row, w_per_row))
+                             extra_kernel_args=(a_scale_ptr, w_scale_ptr, a_per_row, w_per_row),
+                             split_args=(ws_ptr, M_pad, split_k))
 
         @cute.kernel
         def kernel(
@@ -112,12 +116,16 @@ def _make_kernel_class():
             w_scale_ptr: cute.Pointer,
             a_step: Int32,
             w_step: Int32,
+            ws_ptr: cute.Pointer,
+            M_pad: Int32,
+            split_k: Int32,
         ):
             self.kernel_body(tma_atom_a, mA, tma_atom_b, mB, tma_atom_c, mC, tiled_mma,
                              a_smem_staged, b_smem_staged, epi_smem_staged, bias_ptr, M, N,
                              has_bias, num_m_tiles, num_n_tiles,
                              a_scale_ptr=a_scale_ptr, w_scale_ptr=w_scale_ptr,
-                             a_step=a_step, w_step=w_step)
+                             a_step=a_step, w_step=w_step,
+                             ws_ptr=ws_ptr, M_pad=M_pad, split_k=split_k)
 
     _KERNEL_CLASS = GemmA8W8Sm90
     return _KERNEL_CLASS
@@ -130,14 +138,15 @@ def _placeholder_args(cfg):
     f32 = hg.gmem_ptr("fp32", 4)
     return (hg.gmem_ptr(cfg.in_dtype), hg.gmem_ptr(cfg.in_dtype), hg.gmem_ptr(cfg.out_dtype),
             f32, hg.gmem_ptr("fp32", 4), hg.gmem_ptr("fp32", 4),
-            i32, i32, i32, i64, i64, i32, i32, i32, i32, cuda.CUstream(0))
+            i32, i32, i32, i64, i64, i32, i32, i32, i32,
+            hg.gmem_ptr("fp32", 16), i32, i32, cuda.CUstream(0))
 
 
 _EXPECTED_WRAPPER_ARGS = [
     "void *a_ptr", "void *w_ptr", "void *out_ptr", "void *bias_ptr", "void *a_scale_ptr",
     "void *w_scale_ptr", "int32_t M", "int32_t N", "int32_t K", "int64_t lda", "int64_t ldo",
     "int32_t has_bias", "int32_t a_per_row", "int32_t w_per_row", "int32_t max_ctas",
-    "cudaStream_t stream",
+    "void *ws_ptr", "int32_t M_pad", "int32_t split_k", "cudaStream_t stream",
 ]
 
 _ADAPTER_CHECKS = r"""
@@ -155,8 +164,9 @@ _ADAPTER_PACK = r"""
   void* w_scale_ptr = const_cast<void*>(args.w_scale);
   int32_t a_per_row = args.a_scale_kind == flygemm::ScaleKind::per_row ? 1 : 0;
   int32_t w_per_row = args.w_scale_kind == flygemm::ScaleKind::per_row ? 1 : 0;
-  void* packed[17] = {&a_ptr, &w_ptr, &out_ptr, &bias_ptr, &a_scale_ptr, &w_scale_ptr, &m, &n, &k,
-                      &lda, &ldo, &has_bias, &a_per_row, &w_per_row, &max_ctas, &stream, &ret};
+  void* packed[20] = {&a_ptr, &w_ptr, &out_ptr, &bias_ptr, &a_scale_ptr, &w_scale_ptr, &m, &n, &k,
+                      &lda, &ldo, &has_bias, &a_per_row, &w_per_row, &max_ctas, &ws_ptr, &m_pad,
+                      &split_k, &stream, &ret};
 """
 
 FAMILY_SPEC = hg.Family(

@@ -1,0 +1,78 @@
+"""The split-K mode of the sm_90a Hopper GEMM core (kernels/cuda/_hopper_gemm.py, the `.skS` kernels),
+checked without a GPU: which configurations may have it, how it is named and reported, what the
+generated C++ adapter does with split_k, and that the K slices the kernel derives cover every K tile
+exactly once. The kernels themselves run in tests/test_gpu_cuda_kernels.py (oracle, every split_k,
+determinism)."""
+import importlib.util
+import pathlib
+import sys
+
+import pytest
+
+CUDA_DIR = pathlib.Path(__file__).resolve().parents[1] / "kernels" / "cuda"
+sys.path.insert(0, str(CUDA_DIR))
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, CUDA_DIR / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+a16w16 = _load("gemm_a16w16")
+a8w8 = _load("gemm_a8w8")
+blockscale = _load("gemm_a8w8_blockscale")
+hg = a16w16.hg
+
+
+def test_split_configs_are_named_and_report_their_max_split_k():
+    cfg = a16w16.Config(tile_m=128, tile_n=128, tile_k=64, split=8)
+    assert cfg.max_split_k == 8 and cfg.meta()["max_split_k"] == 8
+    assert hg.kernel_name(a16w16.FAMILY_SPEC, cfg) == "gemm_a16w16.bf16.bf16.t128x128x64.sk8"
+    plain = a16w16.Config(tile_m=128, tile_n=128, tile_k=64)
+    assert plain.max_split_k == 1
+    assert hg.kernel_name(a16w16.FAMILY_SPEC, plain) == "gemm_a16w16.bf16.bf16.t128x128x64"
+    spec = {"in_dtype": "fp8_e4m3fn", "out_dtype": "bf16", "tile_m": 64, "tile_n": 128, "tile_k": 128,
+            "params": {"split": 4}}
+    assert a8w8.Config.from_spec(spec).max_split_k == 4
+
+
+@pytest.mark.parametrize("make", [
+    lambda: a16w16.Config(split=1),                                # 1 is "no split": say 0
+    lambda: a16w16.Config(split=hg.MAX_SPLIT_K + 1),
+    lambda: a16w16.Config(tile_n=256, stages=4, cluster_m=2, split=4),  # clusters: no
+    lambda: a8w8.Config(in_dtype="int8", out_dtype="bf16", split=4),    # s32 sums stay exact
+    lambda: blockscale.Config(in_dtype="fp8_e4m3fn", out_dtype="bf16", split=4),  # promotion mainloop
+])
+def test_split_is_refused_where_it_is_not_implemented(make):
+    with pytest.raises(ValueError, match="split"):
+        make()
+
+
+def _adapter(cfg):
+    return hg.adapter_cpp(a16w16.FAMILY_SPEC, "ident_x", "name_x", "x.h", "ciface_x", cfg, 1024)
+
+
+def test_adapter_clamps_split_k_and_requires_a_workspace():
+    text = _adapter(a16w16.Config(tile_m=64, tile_n=128, tile_k=64, split=8))
+    assert "kMaxSplitK = 8" in text and "kTileK = 64" in text
+    # clamped to the kernel's maximum and to the K tile count; outputs past int32 run unsplit
+    assert "want_split > k_tiles" in text and "M * N > lim - 256" in text
+    assert "needs a 16-byte aligned fp32 workspace" in text
+    assert "&ws_ptr, &m_pad, &split_k" in text
+    plain = _adapter(a16w16.Config(tile_m=64, tile_n=128, tile_k=64))
+    assert "kMaxSplitK = 1" in plain and "this kernel has no split-K mode" in plain
+
+
+@pytest.mark.parametrize("k_tiles", [1, 2, 3, 7, 16, 17, 224])
+@pytest.mark.parametrize("split", [1, 2, 3, 5, 8])
+def test_k_slices_cover_every_k_tile_once(k_tiles, split):
+    """_split_item: slice s owns K tiles [s*KT/S, (s+1)*KT/S); the adapter keeps S <= KT."""
+    split = min(split, k_tiles)
+    owned = []
+    for s in range(split):
+        begin, end = s * k_tiles // split, (s + 1) * k_tiles // split
+        assert end > begin, "empty slice"
+        owned += range(begin, end)
+    assert owned == list(range(k_tiles))
