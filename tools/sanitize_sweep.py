@@ -7,6 +7,9 @@ Each result is checked against the CPU oracle so a silent wrong answer also fail
 runs the sweep once per built kernel of this device's arch (pinned with FLYGEMM_FORCE_KERNEL), so
 that racecheck / synccheck see kernels the dispatch table does not pick (e.g. the cluster variants:
     compute-sanitizer --tool racecheck python3 tools/sanitize_sweep.py --each-kernel --match .c
+); --split-k 1,3 also runs each pinned kernel with a split-K mode at those split_k values (capped at
+its max_split_k; e.g. the workspace stores of the .sk kernels:
+    compute-sanitizer --tool memcheck python3 tools/sanitize_sweep.py --each-kernel --match .sk --split-k 1,2,3
 )."""
 import argparse
 import os
@@ -26,6 +29,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--each-kernel", action="store_true", help="pin every built kernel in turn")
     ap.add_argument("--match", default="", help="with --each-kernel: only kernels whose name contains this")
+    ap.add_argument("--split-k", default="1", help="with --each-kernel: split_k values to pin (comma-separated)")
     args = ap.parse_args(argv)
     gen = torch.Generator().manual_seed(7)
     arch = flygemm._arch_of("cuda")
@@ -40,10 +44,12 @@ def main(argv=None) -> int:
             pins = [None]
             if args.each_kernel:
                 out0 = fn(*pargs)
-                pins = [k["name"] for k in kernels
+                pins = [f"{k['name']}:{s}" for k in kernels
                         if k["op"] == op and args.match in k["name"]
                         and k["in_dtype"] == DTYPE_NAMES.get(pargs[0].dtype)
-                        and k["out_dtype"] == DTYPE_NAMES.get(out0.dtype)]
+                        and k["out_dtype"] == DTYPE_NAMES.get(out0.dtype)
+                        for s in sorted({min(int(v), max(1, k["max_split_k"]))
+                                         for v in args.split_k.split(",")})]
             for pin in pins:
                 if pin:
                     os.environ["FLYGEMM_FORCE_KERNEL"] = pin
