@@ -1,5 +1,5 @@
-"""The split-K mode of the sm_90a Hopper GEMM core (kernels/cuda/_hopper_gemm.py, the `.skS` kernels),
-checked without a GPU: which configurations may have it, how it is named and reported, what the
+"""The split-K mode (the `.skS` kernels) and the fp32 promotion of the fp8 mainloop (the `.pP` kernels)
+of the sm_90a Hopper GEMM core (kernels/cuda/_hopper_gemm.py), checked without a GPU: which configurations may have it, how it is named and reported, what the
 generated C++ adapter does with split_k, and that the K slices the kernel derives cover every K tile
 exactly once. The kernels themselves run in tests/test_gpu_cuda_kernels.py (oracle, every split_k,
 determinism)."""
@@ -76,3 +76,17 @@ def test_k_slices_cover_every_k_tile_once(k_tiles, split):
         assert end > begin, "empty slice"
         owned += range(begin, end)
     assert owned == list(range(k_tiles))
+
+
+def test_promote_configs_are_named_and_limited_to_fp8_with_room_for_two_accumulators():
+    cfg = a8w8.Config(in_dtype="fp8_e4m3fn", out_dtype="bf16", tile_m=128, tile_n=128, tile_k=128, promote=4)
+    assert hg.kernel_name(a8w8.FAMILY_SPEC, cfg) == "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.p4"
+    assert cfg.meta()["promote_k_tiles"] == 4
+    with pytest.raises(ValueError, match="promote"):   # int8 sums are exact already
+        a8w8.Config(in_dtype="int8", out_dtype="bf16", promote=4)
+    with pytest.raises(ValueError, match="promote"):   # bf16 wgmma accumulates in fp32
+        a16w16.Config(promote=4)
+    with pytest.raises(ValueError, match="promote"):   # 128 + 128 accumulator registers
+        a8w8.Config(in_dtype="fp8_e4m3fn", out_dtype="bf16", tile_m=128, tile_n=256, tile_k=128,
+                    promote=4)
+
