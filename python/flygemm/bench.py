@@ -37,6 +37,11 @@ SWEEP_MODELS = {
 SWEEP_M = (1, 2, 4, 8, 16, 32, 64)
 SWEEP_SHAPES = sorted({(m, n, k) for nks in SWEEP_MODELS.values() for n, k in nks for m in SWEEP_M})
 OPS = ("gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale", "gemm_mxfp8", "gemm_mxfp4")
+# torch._scaled_mm's use_fast_accum for the gemm_a8w8 peer. False (torch's default) is cuBLASLt's mode that
+# promotes the fp8 tensor-core sums to fp32 registers as it goes; flygemm's gemm_a8w8 kernels keep the sum
+# in the wgmma accumulator for the whole K like use_fast_accum=True (see docs/PERF.md), so
+# `bench --torch-fast-accum` compares against the mode with the same numerics.
+TORCH_FP8_FAST_ACCUM = False
 
 
 @dataclass
@@ -88,7 +93,9 @@ def make_problem(op: str, variant: str, M: int, N: int, K: int, device: torch.de
         if device.type == "cuda":
             ta = sa.reshape(1, 1) if sa.numel() == 1 else sa.reshape(M, 1)
             tb = sw.reshape(1, 1) if sw.numel() == 1 else sw.reshape(1, N)
-            peer = lambda: torch._scaled_mm(qa, qw.t(), ta, tb, out_dtype=torch.bfloat16)  # noqa: E731
+            fast = TORCH_FP8_FAST_ACCUM
+            peer = lambda: torch._scaled_mm(qa, qw.t(), ta, tb, out_dtype=torch.bfloat16,  # noqa: E731
+                                            use_fast_accum=fast)
         return (qa, qw, sa, sw), peer, M * K + N * K + 2 * M * N + 4 * (sa.numel() + sw.numel())
     if op == "gemm_a8w8_blockscale":
         qa, sa = quant.quantize_fp8_blockscale_act(a32, dtype=f8)
@@ -349,7 +356,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-check", action="store_true", help="skip the oracle check (large shapes)")
     ap.add_argument("--json", help="also write the rows as JSON to this file")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--torch-fast-accum", action="store_true", help="time the gemm_a8w8 peer "
+                    "torch._scaled_mm with use_fast_accum=True (the accumulation flygemm's kernels use) "
+                    "instead of torch's default")
     args = ap.parse_args(argv)
+    global TORCH_FP8_FAST_ACCUM
+    TORCH_FP8_FAST_ACCUM = args.torch_fast_accum
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     if device.type == "cpu":
         print("flygemm bench: no GPU present, running the CPU oracle (reference semantics, not speed)",
@@ -360,7 +372,8 @@ def main(argv: list[str] | None = None) -> int:
     gen = torch.Generator(device=device).manual_seed(args.seed)
     info = flygemm.info()
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
-    print(f"flygemm {info['version']} on {name}; torch {torch.__version__}; backends {info['backends']}", flush=True)
+    print(f"flygemm {info['version']} on {name}; torch {torch.__version__}; backends {info['backends']}"
+          f"; gemm_a8w8 peer use_fast_accum={TORCH_FP8_FAST_ACCUM}", flush=True)
     copy_bw = copy_bandwidth_gbps(device) if device.type == "cuda" else float("nan")
     floor_us = launch_floor_us(device) if device.type == "cuda" else float("nan")
     floor_kernel_us = launch_floor_us(device, True) if device.type == "cuda" and args.kernel_time else float("nan")
@@ -392,6 +405,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": name, "torch": torch.__version__, "copy_gbps": copy_bw, "launch_floor_us": floor_us,
+                       "torch_fp8_fast_accum": TORCH_FP8_FAST_ACCUM,
                        "launch_floor_kernel_us": floor_kernel_us,
                        "rows": [asdict(r) for r in rows]}, f, indent=1)
     return 0
