@@ -612,6 +612,22 @@ def kernel_base_class():
             return cm_idx * cm + rank_m, cn_idx * cn + rank_n
 
         @cute.jit
+        def _issue_k_tile(self, mainloop, read_state, tiled_mma, acc, tCrA, tCrB,
+                          num_k_blocks: cutlass.Constexpr, accumulate_after_first: cutlass.Constexpr):
+            """Waits for the stage of `read_state` and issues its wgmmas into `acc` as one committed
+            group.  accumulate_after_first: the caller set ACCUMULATE off for a fresh sum; it is
+            switched on after the first wgmma (returned: the field is a traced value)."""
+            mainloop.consumer_wait(read_state)
+            warpgroup.fence()
+            for kb in cutlass.range_constexpr(num_k_blocks):
+                cute.gemm(tiled_mma, acc, tCrA[(None, None, kb, read_state.index)],
+                          tCrB[(None, None, kb, read_state.index)], acc)
+                if cutlass.const_expr(accumulate_after_first):
+                    tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+            warpgroup.commit_group()
+            return tiled_mma
+
+        @cute.jit
         def _bs_issue(self, mainloop, read_state, sbar, sS, tiled_mma, tCrA, tCrB, acc_blk, s_row,
                       thr_row0, num_k_blocks: cutlass.Constexpr):
             """blockscale: waits for the stage of `read_state` (operands and scales), reads the
@@ -1027,14 +1043,8 @@ def kernel_base_class():
                             n_in = cutlass.min(k_count - g, self.promote)
                             tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
                             for j in cutlass.range(n_in, unroll=1):
-                                mainloop.consumer_wait(read_state)
-                                warpgroup.fence()
-                                for kb in cutlass.range_constexpr(num_k_blocks):
-                                    cute.gemm(tiled_mma, acc_grp,
-                                              tCrA[(None, None, kb, read_state.index)],
-                                              tCrB[(None, None, kb, read_state.index)], acc_grp)
-                                    tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
-                                warpgroup.commit_group()
+                                tiled_mma = self._issue_k_tile(mainloop, read_state, tiled_mma,
+                                                               acc_grp, tCrA, tCrB, num_k_blocks, True)
                                 if j > 0:
                                     # the previous K tile's wgmma is done with its stage
                                     warpgroup.wait_group(1)
@@ -1052,20 +1062,12 @@ def kernel_base_class():
                         acc.fill(self.acc_zero)
                         tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
                         # first k tile (no wgmma in flight yet)
-                        mainloop.consumer_wait(read_state)
-                        warpgroup.fence()
-                        for kb in cutlass.range_constexpr(num_k_blocks):
-                            cute.gemm(tiled_mma, acc, tCrA[(None, None, kb, read_state.index)],
-                                      tCrB[(None, None, kb, read_state.index)], acc)
-                        warpgroup.commit_group()
+                        tiled_mma = self._issue_k_tile(mainloop, read_state, tiled_mma, acc, tCrA,
+                                                       tCrB, num_k_blocks, False)
                         read_state.advance()
                         for kt in cutlass.range(1, k_count, unroll=1):
-                            mainloop.consumer_wait(read_state)
-                            warpgroup.fence()
-                            for kb in cutlass.range_constexpr(num_k_blocks):
-                                cute.gemm(tiled_mma, acc, tCrA[(None, None, kb, read_state.index)],
-                                          tCrB[(None, None, kb, read_state.index)], acc)
-                            warpgroup.commit_group()
+                            tiled_mma = self._issue_k_tile(mainloop, read_state, tiled_mma, acc, tCrA,
+                                                           tCrB, num_k_blocks, False)
                             # keep one wgmma batch in flight; the previous one is done with its stage
                             warpgroup.wait_group(1)
                             self._consumer_release(mainloop, release_state)
