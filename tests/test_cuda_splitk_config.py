@@ -90,3 +90,22 @@ def test_promote_configs_are_named_and_limited_to_fp8_with_room_for_two_accumula
         a8w8.Config(in_dtype="fp8_e4m3fn", out_dtype="bf16", tile_m=128, tile_n=256, tile_k=128,
                     promote=4)
 
+
+
+def test_three_consumer_warpgroups_split_the_register_file_and_fit_their_accumulators():
+    """tile_m 192: 3 consumer warpgroups (512 threads); setmaxnreg 32 / 160 use the whole 64K
+    register file, and only the accumulator sets that fit in 160 registers are accepted."""
+    cfg = blockscale.Config(in_dtype="fp8_e4m3fn", out_dtype="bf16", tile_m=192, tile_n=128, tile_k=128,
+                            overlap=0)
+    assert (cfg.mma_wg, cfg.threads) == (3, 512)
+    assert cfg.meta()["setmaxnreg"] == {"producer": 32, "consumer": 160}
+    assert 128 * cfg.producer_regs + 3 * 128 * cfg.consumer_regs == 65536
+    assert cfg.epi_m == 192 and cfg.stages >= 4
+    two = a8w8.Config(in_dtype="fp8_e4m3fn", out_dtype="bf16", tile_m=128, tile_n=256, tile_k=128)
+    assert (two.mma_wg, two.producer_regs, two.consumer_regs) == (2, 40, 232)
+    with pytest.raises(ValueError, match="blockscale's 2"):   # 3 x 64 registers do not fit in 160
+        blockscale.Config(in_dtype="fp8_e4m3fn", out_dtype="bf16", tile_m=192, tile_n=128, tile_k=128)
+    with pytest.raises(ValueError, match="promote's"):         # 2 x 128 registers > 128
+        a8w8.Config(in_dtype="fp8_e4m3fn", out_dtype="bf16", tile_m=192, tile_n=256, tile_k=128, promote=4)
+    with pytest.raises(ValueError, match="mma_wg"):
+        a16w16.Config(tile_m=192, mma_wg=2)

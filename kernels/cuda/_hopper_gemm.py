@@ -8,7 +8,9 @@ hashes every kernels/cuda/_*.py into each kernel's cache key, so a change here r
 A is [M, K] row-major with row stride lda, W is [N, K] contiguous (K-major, a "TN" GEMM; Hopper's
 8-bit wgmma needs both operands K-major anyway), out is [M, N] with row stride ldo.
 
-Kernel design (one CTA = 1 producer warpgroup + `mma_wg` consumer warpgroups):
+Kernel design (one CTA = 1 producer warpgroup + `mma_wg` consumer warpgroups, each consumer
+warpgroup owning 64-row slices of the tile: 1 for tile_m 64, 3 for tile_m 192 (512 threads, the
+register file split 32 / 160 per thread by setmaxnreg), 2 otherwise (40 / 232)):
   * warp 0 of warpgroup 0 streams A/W tiles into a `stages`-deep shared-memory ring with TMA
     (out-of-bounds rows / columns / K tail are zero-filled by the TMA unit); the rest of the
     producer warpgroup gives its registers away (setmaxnreg) and idles;
@@ -119,8 +121,8 @@ class GemmConfig:
         self.raster_group = int(raster_group)
         self.epi_stages = int(epi_stages)
 
-        if self.tile_m not in (64, 128, 256):
-            raise ValueError(f"{fam}: tile_m must be 64, 128 or 256, got {self.tile_m}")
+        if self.tile_m not in (64, 128, 192, 256):
+            raise ValueError(f"{fam}: tile_m must be 64, 128, 192 or 256, got {self.tile_m}")
         if self.tile_n % 32 != 0 or not (32 <= self.tile_n <= 256):
             raise ValueError(f"{fam}: tile_n must be a multiple of 32 in [32, 256], got {self.tile_n}")
         # 64, 128 or 256 bytes of K per row: SW64 / SW128 / 2 x SW128 shared-memory atoms, and a
@@ -178,10 +180,16 @@ class GemmConfig:
         if self.epi_stages < 1:
             raise ValueError(f"{fam}: epi_stages must be >= 1")
 
-        # Consumer warpgroups: each wgmma atom covers 64 rows; 2 warpgroups split the rows.
-        self.mma_wg = int(mma_wg) if mma_wg else (1 if self.tile_m == 64 else 2)
-        if self.mma_wg not in (1, 2) or self.tile_m % (64 * self.mma_wg) != 0:
+        # Consumer warpgroups: each wgmma atom covers 64 rows; the warpgroups split the rows
+        # (tile_m 192: three, each 64 rows, so that while one promotes / stores the other two
+        # keep the tensor cores fed).
+        self.mma_wg = int(mma_wg) if mma_wg else {64: 1, 192: 3}.get(self.tile_m, 2)
+        if self.mma_wg not in (1, 2, 3) or self.tile_m % (64 * self.mma_wg) != 0:
             raise ValueError(f"{fam}: mma_wg={self.mma_wg} does not divide tile_m={self.tile_m}")
+        # Register split of the 64K-entry register file (setmaxnreg, multiples of 8): the producer
+        # warpgroup drops to producer_regs, the consumers rise to consumer_regs.  With 3 consumer
+        # warpgroups (512 threads): 128 x 32 + 384 x 160 = 65536.
+        self.producer_regs, self.consumer_regs = (32, 160) if self.mma_wg == 3 else (40, 232)
         acc_regs = self.tile_m * self.tile_n // (128 * self.mma_wg)
         limit = self.max_acc_regs()
         if acc_regs > limit:
@@ -189,9 +197,18 @@ class GemmConfig:
                              f"consumer warpgroup(s) needs {acc_regs} accumulator registers per "
                              f"thread (max {limit} for this family)")
         self.acc_regs = acc_regs
-        if getattr(self, "promote", 0) and 2 * acc_regs > 192:
-            raise ValueError(f"{fam}: promote needs a second accumulator: tile {self.tile_m}x{self.tile_n} "
-                             f"has {acc_regs} accumulator registers per thread (max 96)")
+        # fp32 accumulator copies a consumer thread holds: the sum, plus the scratch target of a
+        # promoting mainloop (blockscale: one, or two with overlap; promote: one).  About 32
+        # registers stay for addresses, scales and loop state.  A pre-filter: ptxas has the last
+        # word (t192x256 plain passes it with 128 accumulator registers and still fails ptxas).
+        scratch = ((self.overlap + 1) if self.MAINLOOP == "blockscale" else 0) + (1 if promote else 0)
+        if (1 + scratch) * acc_regs > self.consumer_regs - 32:
+            why = ("promote's" if promote else
+                   f"blockscale's {scratch} (overlap={self.overlap})" if scratch else "no")
+            raise ValueError(f"{fam}: tile {self.tile_m}x{self.tile_n} with {self.mma_wg} consumer "
+                             f"warpgroup(s): the sum plus {why} scratch accumulator(s) take "
+                             f"{1 + scratch} x {acc_regs} registers per thread, over the "
+                             f"{self.consumer_regs - 32} that fit in {self.consumer_regs}")
         self.threads = 128 * (1 + self.mma_wg)
         self.check_family()
 
@@ -255,6 +272,7 @@ class GemmConfig:
             "stages": self.stages, "epi_stages": self.epi_stages,
             "epi_tile": [self.epi_m, self.epi_n],
             "mma_warpgroups": self.mma_wg, "threads_per_cta": self.threads,
+            "setmaxnreg": {"producer": self.producer_regs, "consumer": self.consumer_regs},
             "cluster": [self.cluster_m, self.cluster_n],
             "multicast": {"a": self.cluster_n > 1, "w": self.cluster_m > 1},
             "release_scope": (self.release_scope if (self.cluster_m, self.cluster_n) != (1, 1)
@@ -337,8 +355,8 @@ def kernel_base_class():
             self.a_layout = LayoutEnum.ROW_MAJOR
             self.b_layout = LayoutEnum.ROW_MAJOR
             self.c_layout = LayoutEnum.ROW_MAJOR
-            self.load_regs = 40
-            self.mma_regs = 232
+            self.load_regs = cfg.producer_regs
+            self.mma_regs = cfg.consumer_regs
             self.buffer_align_bytes = 1024
             # blockscale: fp32 scales per stage in smem: tile_m a_scale values, then w_scale
             self.scale_stride = cfg.tile_m + 4
