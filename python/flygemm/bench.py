@@ -179,6 +179,40 @@ def _time_cuda_us(fn, device, rep_ms, dirty_flush) -> float:
     return statistics.median(start.elapsed_time(end) * 1000.0 for start, end in events)
 
 
+def time_pair_us(fn_a, fn_b, device: torch.device, rep_ms: float = 400.0) -> tuple[float, float]:
+    """Median times of fn_a() and fn_b() in microseconds, measured interleaved (flush, a, flush, b per
+    repetition, one event pair per call): both see the same clocks, power and temperature, so a
+    drift during the measurement (a long GEMM run heats the GPU and lowers its clock) cannot favour
+    whichever ran first. CPU: two separate time_us."""
+    if device.type != "cuda":
+        return time_us(fn_a, device, rep_ms / 2), time_us(fn_b, device, rep_ms / 2)
+    for _ in range(3):
+        fn_a()
+        fn_b()
+    torch.cuda.synchronize(device)
+    t0 = time.perf_counter()
+    flush_l2(device)
+    fn_a()
+    flush_l2(device)
+    fn_b()
+    torch.cuda.synchronize(device)
+    reps = max(10, min(1000, int(rep_ms / max((time.perf_counter() - t0) * 1000.0, 1e-3))))
+    ev = [[torch.cuda.Event(enable_timing=True) for _ in range(4)] for _ in range(reps)]
+    for e in ev:
+        flush_l2(device)
+        e[0].record()
+        fn_a()
+        e[1].record()
+        flush_l2(device)
+        e[2].record()
+        fn_b()
+        e[3].record()
+    torch.cuda.synchronize(device)
+    a = statistics.median(e[0].elapsed_time(e[1]) * 1000.0 for e in ev)
+    b = statistics.median(e[2].elapsed_time(e[3]) * 1000.0 for e in ev)
+    return a, b
+
+
 # Kernel time. The event time above includes what the GPU front end spends between the start event
 # and the first kernel (the one-element kernel takes 4.0 us that way on the H200, ~2 us of it outside
 # the kernel): at decode sizes that is a third of the row. The kernel time is the GPU span of one
@@ -256,16 +290,21 @@ def bench_one(op: str, variant: str, M: int, N: int, K: int, device: torch.devic
     if check:
         ref = fn(*(t.cpu() for t in args))
         row.rel_err = rel_fro(out, ref)
-    row.flygemm_us = time_us(lambda: fn(*args), device)
+    peer_error = None
     if peer is not None:
         try:
-            row.torch_us = time_us(peer, device)
-            row.speedup = row.torch_us / row.flygemm_us
+            peer()
         except (RuntimeError, ValueError) as exc:  # the peer may not support this scaling here
-            row.note = "torch peer failed: " + str(exc).splitlines()[0][:90]
-    elif device.type == "cpu":
-        a, w = args[0], args[1]
-        if op == "gemm_a16w16":  # the oracle against plain torch on the same machine
+            peer_error = exc
+    if peer is not None and peer_error is None:
+        row.flygemm_us, row.torch_us = time_pair_us(lambda: fn(*args), peer, device)
+        row.speedup = row.torch_us / row.flygemm_us
+    else:
+        row.flygemm_us = time_us(lambda: fn(*args), device)
+        if peer_error is not None:
+            row.note = "torch peer failed: " + str(peer_error).splitlines()[0][:90]
+        elif peer is None and device.type == "cpu" and op == "gemm_a16w16":
+            a, w = args[0], args[1]  # the oracle against plain torch on the same machine
             row.torch_us = time_us(lambda: torch.mm(a, w.t()), device)
             row.speedup = row.torch_us / row.flygemm_us
     if device.type == "cuda" and M <= 64 and dirty_l2:  # the do_bench-style flush, for comparison
