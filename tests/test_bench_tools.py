@@ -92,3 +92,46 @@ def test_model_bandwidth_from_kernel_spans(tmp_path):
     for r in rows:  # a run without kernel spans has no kernel-time bandwidth
         del r["extra"]["flygemm_kernel_us"]
     assert tool.model_bandwidth(rows, "Llama-3-70B", "gemm_a8w8", "per_tensor", kernel_time=True) == {}
+
+
+def _load_tools_module(name):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_tune_passes_alternate_order_so_a_linear_drift_does_not_pick_the_winner(monkeypatch):
+    """Three kernels of the same true speed timed while the 'GPU' slows down by 1 us per call:
+    one forward pass ranks them in timing order; forward + reversed passes give equal means."""
+    import torch
+    tune = _load_tools_module("tune")
+    assert tune.pass_orders(3, 1) == [[0, 1, 2]]
+    assert tune.pass_orders(3, 3) == [[0, 1, 2], [2, 1, 0], [0, 1, 2]]
+    monkeypatch.setattr(tune, "candidates", lambda *a, **k: [("k_a", 1), ("k_b", 1), ("k_c", 1)])
+    clock = {"calls": 0}
+
+    def drifting_time_us(fn, device, rep_ms=200.0, dirty_flush=False):
+        fn()
+        clock["calls"] += 1
+        return 100.0 + clock["calls"]
+
+    monkeypatch.setattr(tune.bench, "time_us", drifting_time_us)
+    dev = torch.device("cpu")
+    one = tune.tune_shape("gemm_a16w16", "-", 4, 32, 64, dev, torch.Generator().manual_seed(0), [1], passes=1)
+    assert [r["kernel"] for r in sorted(one, key=lambda r: r["us"])] == ["k_a", "k_b", "k_c"]
+    clock["calls"] = 0
+    two = tune.tune_shape("gemm_a16w16", "-", 4, 32, 64, dev, torch.Generator().manual_seed(0), [1], passes=2)
+    assert len({r["us"] for r in two}) == 1 and all(r["err"] < 1e-2 for r in two)
+
+
+def test_time_pair_runs_both_sides_and_returns_their_times_in_order():
+    import time as _time
+    import torch
+    calls = []
+    a_us, b_us = bench.time_pair_us(lambda: calls.append("a"),
+                                    lambda: (calls.append("b"), _time.sleep(0.002)), torch.device("cpu"),
+                                    rep_ms=40.0)
+    assert "a" in calls and "b" in calls
+    assert b_us > a_us and b_us >= 2000.0

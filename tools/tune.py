@@ -46,7 +46,16 @@ def candidates(arch: str, op: str, in_dtype: str, out_dtype: str, split_ks: list
             for s in split_ks if s <= max(1, k["max_split_k"])]
 
 
-def tune_shape(op: str, variant: str, M: int, N: int, K: int, device, gen, split_ks) -> list[dict]:
+def pass_orders(n: int, passes: int) -> list[list[int]]:
+    """Candidate order per timing pass: forward, then reversed, alternating, so that a drift of
+    clock or temperature over the run (a GEMM sweep heats the GPU) adds to every candidate's mean
+    about equally instead of favouring the ones timed first."""
+    fwd = list(range(n))
+    return [fwd if p % 2 == 0 else fwd[::-1] for p in range(max(1, passes))]
+
+
+def tune_shape(op: str, variant: str, M: int, N: int, K: int, device, gen, split_ks,
+               passes: int = 1) -> list[dict]:
     args, peer, nbytes = bench.make_problem(op, variant, M, N, K, device, gen)
     fn = getattr(flygemm, op)
     ref = fn(*(t.cpu() for t in args)) if M * N * K <= 2 ** 36 else None
@@ -57,20 +66,32 @@ def tune_shape(op: str, variant: str, M: int, N: int, K: int, device, gen, split
         torch_us = bench.time_us(peer, device) if peer else float("nan")
     except RuntimeError:  # the torch peer may not support this scaling (e.g. cuBLAS blockwise at M=1)
         torch_us = float("nan")
+    cands = candidates(arch, op, in_name, out_name, split_ks, M)
+    times = {i: [] for i in range(len(cands))}
+    errs, failed = {}, set()
+    for order in pass_orders(len(cands), passes):
+        for i in order:
+            if i in failed:
+                continue
+            name, split_k = cands[i]
+            os.environ["FLYGEMM_FORCE_KERNEL"] = f"{name}:{split_k}"
+            try:
+                if i not in errs:
+                    out = fn(*args)
+                    errs[i] = bench.rel_fro(out, ref) if ref is not None else float("nan")
+                times[i].append(bench.time_us(lambda: fn(*args), device, rep_ms=60.0))
+            except RuntimeError as exc:
+                print(f"  {name}:{split_k} failed: {str(exc).splitlines()[0]}", file=sys.stderr)
+                failed.add(i)
+            finally:
+                os.environ.pop("FLYGEMM_FORCE_KERNEL", None)
     results = []
-    for name, split_k in candidates(arch, op, in_name, out_name, split_ks, M):
-        os.environ["FLYGEMM_FORCE_KERNEL"] = f"{name}:{split_k}"
-        try:
-            out = fn(*args)
-            err = bench.rel_fro(out, ref) if ref is not None else float("nan")
-            us = bench.time_us(lambda: fn(*args), device, rep_ms=60.0)
-        except RuntimeError as exc:
-            print(f"  {name}:{split_k} failed: {str(exc).splitlines()[0]}", file=sys.stderr)
+    for i, (name, split_k) in enumerate(cands):
+        if i in failed or not times[i]:
             continue
-        finally:
-            os.environ.pop("FLYGEMM_FORCE_KERNEL", None)
+        us = sum(times[i]) / len(times[i])
         results.append(dict(arch=arch, op=op, in_dtype=in_name, out_dtype=out_name, M=M, N=N, K=K,
-                            kernel=name, split_k=split_k, us=us, err=err, torch_us=torch_us,
+                            kernel=name, split_k=split_k, us=us, err=errs[i], torch_us=torch_us,
                             tflops=2.0 * M * N * K / us / 1e6, gbps=nbytes / us / 1e3))
     return results
 
@@ -83,6 +104,9 @@ def main(argv=None) -> int:
     ap.add_argument("--split-k", default="1", help="comma-separated split_k values to try")
     ap.add_argument("--csv", help="write the winning dispatch rows here")
     ap.add_argument("--append", action="store_true", help="append to --csv (no header) instead of replacing it")
+    ap.add_argument("--passes", type=int, default=1,
+                    help="timing passes over the candidates, alternately forward and reversed; a "
+                         "candidate's time is the mean (2 cancels a linear drift; default 1)")
     args = ap.parse_args(argv)
     device = torch.device("cuda")
     gen = torch.Generator().manual_seed(1)
@@ -91,7 +115,7 @@ def main(argv=None) -> int:
     print(f"{'M':>6}{'N':>7}{'K':>7}  {'kernel':<46}{'sk':>3}{'us':>10}{'TFLOP/s':>9}{'GB/s':>7}"
           f"{'torch/fly':>10}{'err':>10}")
     for M, N, K in bench.parse_shapes(args.shapes, []):
-        rows = tune_shape(args.op, args.variant, M, N, K, device, gen, split_ks)
+        rows = tune_shape(args.op, args.variant, M, N, K, device, gen, split_ks, args.passes)
         ok = [r for r in rows if not (r["err"] > 1e-2)]  # NaN err (unchecked) passes
         for r in sorted(rows, key=lambda r: r["us"]):
             mark = "*" if ok and r is min(ok, key=lambda r: r["us"]) else " "
