@@ -6,6 +6,7 @@
 #   FLYGEMM_TUNE_SETS  shape sets among "decode big llm<M>" (llm<M>: the LLM shape set's (N, K) at
 #                      that M, e.g. llm128 llm1024; default: decode llm128 big)
 #   FLYGEMM_TUNE_SPLITS split_k candidates (default 1,2,3,4,6,8,12,16; capped per kernel)
+#   FLYGEMM_TUNE_PASSES timing passes, alternately forward / reversed, averaged (default 1; 2 cancels drift)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/flygemm_gpu_check}
@@ -20,7 +21,7 @@ for spec in ${FLYGEMM_TUNE_OPS:-gemm_a16w16:- gemm_a8w8:per_tensor gemm_a8w8_blo
     case $set in decode) shapes=$DECODE ;; llm[0-9]*) shapes=$(llm_shapes "${set#llm}") ;; big) shapes=$BIG ;;
       *) echo "unknown shape set $set" >&2; exit 2 ;; esac
     echo "=== $op $variant $shapes" >> "$OUT/tune.log"
-    $PY tools/tune.py --op "$op" --variant "$variant" --shapes "$shapes" --split-k "${FLYGEMM_TUNE_SPLITS:-1,2,3,4,6,8,12,16}" \
+    $PY tools/tune.py --op "$op" --variant "$variant" --shapes "$shapes" --split-k "${FLYGEMM_TUNE_SPLITS:-1,2,3,4,6,8,12,16}" --passes "${FLYGEMM_TUNE_PASSES:-1}" \
       --csv "$OUT/tuned.csv" --append >> "$OUT/tune.log" 2>&1 || echo "tune $op failed" >> "$OUT/tune.log"
   done
 done
