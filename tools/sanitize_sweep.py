@@ -10,7 +10,10 @@ that racecheck / synccheck see kernels the dispatch table does not pick (e.g. th
 ); --split-k 1,3 also runs each pinned kernel with a split-K mode at those split_k values (capped at
 its max_split_k; e.g. the workspace stores of the .sk kernels:
     compute-sanitizer --tool memcheck python3 tools/sanitize_sweep.py --each-kernel --match .sk --split-k 1,2,3
-)."""
+). --shapes MxNxK,... replaces the sweep's shapes and --ops limits it to some ops, e.g. K over the
+stage count so that racecheck sees a stage refilled inside one tile (t128 blockscale: 6 stages of 128 K):
+    compute-sanitizer --tool racecheck python3 tools/sanitize_sweep.py --each-kernel --ops gemm_a8w8_blockscale --shapes 130x264x1056
+"""
 import argparse
 import os
 import sys
@@ -30,14 +33,22 @@ def main(argv=None) -> int:
     ap.add_argument("--each-kernel", action="store_true", help="pin every built kernel in turn")
     ap.add_argument("--match", default="", help="with --each-kernel: only kernels whose name contains this")
     ap.add_argument("--split-k", default="1", help="with --each-kernel: split_k values to pin (comma-separated)")
+    ap.add_argument("--shapes", default="", help="MxNxK,... instead of the built-in sweep shapes")
+    ap.add_argument("--ops", default="", help="comma-separated ops (default: every op with a GPU kernel)")
     args = ap.parse_args(argv)
+    shapes = bench.parse_shapes(args.shapes, SHAPES)
     gen = torch.Generator().manual_seed(7)
     arch = flygemm._arch_of("cuda")
     kernels = [k for k in flygemm.info()["kernels"] if k["arch"] == arch]
     built = {k["op"] for k in kernels}
+    if args.ops:
+        unknown = set(args.ops.split(",")) - built
+        if unknown:
+            raise SystemExit(f"no GPU kernel built for {sorted(unknown)} (built: {sorted(built)})")
+        built = set(args.ops.split(","))
     failures = 0
     for op in sorted(built):
-        for M, N, K in SHAPES:
+        for M, N, K in shapes:
             pargs, _, _ = bench.make_problem(op, "per_token", M, N, K, torch.device("cuda"), gen)
             fn = getattr(flygemm, op)
             ref = fn(*(t.cpu() for t in pargs))
