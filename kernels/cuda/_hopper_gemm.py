@@ -108,7 +108,7 @@ class GemmConfig:
     EPILOGUE_TEXT = "bias(fp32) + round once + stmatrix/st.shared + TMA store"
 
     def __init__(self, in_dtype="bf16", out_dtype=None, tile_m=128, tile_n=128, tile_k=None,
-                 stages=0, mma_wg=0, raster_group=8, cluster_m=1, cluster_n=1, epi_stages=2,
+                 stages=0, mma_wg=0, raster_group=8, cluster_m=1, cluster_n=1, epi_stages=0,
                  overlap=1, release_scope="cta", split=0, promote=0):
         fam = self.FAMILY
         self.in_dtype = norm_dtype(fam, in_dtype, self.IN_DTYPES)
@@ -177,8 +177,8 @@ class GemmConfig:
             raise ValueError(f"{fam}: promote must be >= 0")
         if self.promote and (self.MAINLOOP != "plain" or self.in_dtype != "fp8_e4m3fn"):
             raise ValueError(f"{fam}: promote is for the fp8 plain mainloop")
-        if self.epi_stages < 1:
-            raise ValueError(f"{fam}: epi_stages must be >= 1")
+        if self.epi_stages < 0:
+            raise ValueError(f"{fam}: epi_stages must be >= 1 (0: automatic)")
 
         # Consumer warpgroups: each wgmma atom covers 64 rows; the warpgroups split the rows
         # (tile_m 192: three, each 64 rows, so that while one promotes / stores the other two
@@ -216,9 +216,18 @@ class GemmConfig:
         self.epi_m = min(64 * self.mma_wg, self.tile_m)
         self.epi_n = 32
         out_b = DTYPE_BYTES[self.out_dtype]
-        self.epi_bytes = self.epi_m * self.epi_n * out_b * self.epi_stages
         self.stage_bytes = (self.tile_m + self.tile_n) * self.tile_k * in_b + self.extra_stage_bytes()
-        max_stages = (SMEM_CAPACITY - SMEM_RESERVED - self.epi_bytes) // self.stage_bytes
+        epi_buf = self.epi_m * self.epi_n * out_b
+
+        def stages_left(epi_stages):
+            return (SMEM_CAPACITY - SMEM_RESERVED - epi_buf * epi_stages) // self.stage_bytes
+
+        if self.epi_stages == 0:
+            # automatic: 4 epilogue buffers (the store warp waits for a TMA store's smem read every
+            # 4th sub-tile instead of every 2nd) where they cost no mainloop stage, else 2
+            self.epi_stages = 4 if stages_left(4) == stages_left(2) else 2
+        self.epi_bytes = epi_buf * self.epi_stages
+        max_stages = stages_left(self.epi_stages)
         if max_stages < 2:
             raise ValueError(f"{fam}: tile does not fit in shared memory with 2 stages")
         want = int(stages) if stages else max_stages
@@ -260,7 +269,7 @@ class GemmConfig:
             stages=p.get("stages", 0), mma_wg=p.get("mma_wg", 0),
             raster_group=p.get("raster_group", 8),
             cluster_m=p.get("cluster_m", 1), cluster_n=p.get("cluster_n", 1),
-            epi_stages=p.get("epi_stages", 2), overlap=p.get("overlap", 1),
+            epi_stages=p.get("epi_stages", 0), overlap=p.get("overlap", 1),
             release_scope=p.get("release_scope", "cta"), split=p.get("split", 0),
             promote=p.get("promote", 0),
         )
