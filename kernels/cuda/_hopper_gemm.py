@@ -371,6 +371,10 @@ def kernel_base_class():
             self.scale_stride = cfg.tile_m + 4
             self.split_capable = cfg.split > 0
             self.promote = cfg.promote
+            # arrivals on a stage's empty barrier: one per consumer warp, or one per consumer
+            # thread for the blockscale mainloop (whose threads also read the stage with LDS)
+            self.per_thread_release = cfg.MAINLOOP == "blockscale"
+            self.release_arrivals = self.num_mma_threads // (1 if self.per_thread_release else 32)
 
         # ---------------------------------------------------------------- static setup
         def _setup(self):
@@ -692,7 +696,19 @@ def kernel_base_class():
             CTA's stage through the multicast, so both must see the release.  It follows
             wgmma.wait_group, which has retired the wgmma reads of the stage.  Scope: see
             GemmConfig.release_scope."""
-            if cutlass.const_expr(self.cluster_size == 1):
+            if cutlass.const_expr(self.per_thread_release):
+                # blockscale: every consumer thread read the stage's scales itself (LDS), so every
+                # thread arrives, each after its own reads (an elected lane's arrive does not order
+                # the other lanes' reads in the memory model; racecheck reported the refill)
+                bar = mainloop.sync_object_empty.get_barrier(state.index)
+                if cutlass.const_expr(self.cluster_size == 1):
+                    cute.arch.mbarrier_arrive(bar)
+                else:
+                    scope = (nvvm.MemScopeKind.CLUSTER if self.release_scope == "cluster"
+                             else nvvm.MemScopeKind.CTA)
+                    for r in range(self.cluster_size):  # traced once per rank (not a jit body)
+                        cute.arch.mbarrier_arrive(bar, Int32(r), scope=scope)
+            elif cutlass.const_expr(self.cluster_size == 1):
                 mainloop.consumer_release(state)
             else:
                 bar = mainloop.sync_object_empty.get_barrier(state.index)
@@ -823,7 +839,7 @@ def kernel_base_class():
                     producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
                     # one elected thread per consumer warp releases a stage
                     consumer_group=pipeline.CooperativeGroup(
-                        pipeline.Agent.Thread, self.num_mma_threads // 32),
+                        pipeline.Agent.Thread, self.release_arrivals),
                     tx_count=tx_bytes,
                     cta_layout_vmnk=cute.make_layout((1, 1, 1, 1)),
                 )
@@ -841,7 +857,7 @@ def kernel_base_class():
                     num_stages=self.stages,
                     producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
                     consumer_group=pipeline.CooperativeGroup(
-                        pipeline.Agent.Thread, (cm + cn - 1) * (self.num_mma_threads // 32)),
+                        pipeline.Agent.Thread, (cm + cn - 1) * self.release_arrivals),
                     tx_count=tx_bytes,
                     cta_layout_vmnk=cute.make_layout((1, cm, cn, 1)),
                 )
