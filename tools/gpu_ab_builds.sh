@@ -44,7 +44,7 @@ install_build tree
 if [ -n "${FLYGEMM_AB_BEFORE:-}" ]; then
   for name in $BUILDS; do
     AB_NAME=$name PYTHONPATH=$WORK/py-$name bash -c "$FLYGEMM_AB_BEFORE" > "$OUT/before-$name.log" 2>&1
-    echo "before ($name): rc $?; $(tail -n 1 "$OUT/before-$name.log")"
+    echo "=== before ($name): rc $?"; tail -n 25 "$OUT/before-$name.log"
   done
 fi
 
