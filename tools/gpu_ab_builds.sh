@@ -9,11 +9,13 @@
 #   FLYGEMM_AB_ROUNDS   bench runs per build (default 2)
 #   FLYGEMM_AB_BEFORE   optional command run once per build (before the benches) with that build on
 #                       PYTHONPATH and $AB_NAME set, e.g. tests or a sanitizer sweep
-# Writes $OUT/ab-<name>-<round>.json and logs; prints tools/compare_bench.py's table last.
+# Writes $OUT/compare.txt and $OUT/ab.tgz (every JSON and log: few files, so that all of them come
+# back from the device machine); prints tools/compare_bench.py's table last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/flygemm_ab}
-mkdir -p "$OUT"
+FINAL=${OUT:-/tmp/flygemm_ab}
+mkdir -p "$FINAL"
+OUT=$(mktemp -d)  # logs gather here, packed into $FINAL/ab.tgz at the end
 ARCH=sm_90a
 WORK=$(mktemp -d)
 export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-$(nproc)} FLYGEMM_SKIP_KERNEL_BUILD=1 FLYGEMM_ARCHS=$ARCH
@@ -56,4 +58,5 @@ for round in $(seq 1 "${FLYGEMM_AB_ROUNDS:-2}"); do
 done
 args=()
 for name in $BUILDS; do args+=("$name=$OUT/ab-$name-*.json"); done
-PYTHONPATH=$PWD/python $PY tools/compare_bench.py "${args[@]}" | tee "$OUT/compare.txt"
+PYTHONPATH=$PWD/python $PY tools/compare_bench.py "${args[@]}" | tee "$FINAL/compare.txt"
+tar -czf "$FINAL/ab.tgz" -C "$OUT" .
