@@ -135,3 +135,36 @@ def test_time_pair_runs_both_sides_and_returns_their_times_in_order():
                                     rep_ms=40.0)
     assert "a" in calls and "b" in calls
     assert b_us > a_us and b_us >= 2000.0
+
+
+def _bench_json(path, speedups):
+    rows = [{"op": "gemm_a8w8", "variant": "per_tensor", "M": m, "N": 4096, "K": 4096, "device": "cuda",
+             "speedup": s, "kernel": "k"} for m, s in speedups.items()]
+    path.write_text(json.dumps({"rows": rows}))
+
+
+def test_compare_bench_takes_the_median_run_and_relates_builds_to_the_first(tmp_path):
+    _bench_json(tmp_path / "a-1.json", {128: 1.0, 1024: 0.5})
+    _bench_json(tmp_path / "a-2.json", {128: 3.0, 1024: 0.5})
+    _bench_json(tmp_path / "b-1.json", {128: 4.0, 1024: 1.0})
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "compare_bench.py"),
+                          f"a={tmp_path}/a-*.json", f"b={tmp_path}/b-*.json"],
+                         check=True, capture_output=True, text=True).stdout
+    row128 = next(line for line in out.splitlines() if line.startswith("gemm_a8w8") and " 128 " in line)
+    assert row128.split()[5:8] == ["2.000", "4.000", "2.000"]  # median of 1 and 3; b / a
+    family = out.splitlines()[-1]
+    assert "a 1.000" in family and "b 2.000" in family and "rel 2.000" in family
+
+
+def test_merge_tuned_replaces_matching_rows_in_place_and_appends_the_rest(tmp_path):
+    table = tmp_path / "t.csv"
+    table.write_text("arch,op,in,out,m_max,N,K,kernel,split_k\n# old\n"
+                     "sm_90a,op,bf16,bf16,128,64,64,old,1\nsm_90a,op,bf16,bf16,256,64,64,keep,1\n")
+    tuned = tmp_path / "tuned.csv"
+    tuned.write_text("arch,op,in,out,m_max,N,K,kernel,split_k\n"
+                     "sm_90a,op,bf16,bf16,128,64,64,new,2\nsm_90a,op,bf16,bf16,512,64,64,added,1\n")
+    subprocess.run([sys.executable, str(ROOT / "tools" / "merge_tuned.py"), str(tuned), "--table", str(table),
+                    "--comment", "why"], check=True, capture_output=True)
+    assert table.read_text().splitlines()[2:] == [
+        "sm_90a,op,bf16,bf16,128,64,64,new,2", "sm_90a,op,bf16,bf16,256,64,64,keep,1",
+        "# why", "sm_90a,op,bf16,bf16,512,64,64,added,1"]
