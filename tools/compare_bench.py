@@ -36,7 +36,7 @@ def geomean(xs):
 
 
 def main(argv):
-    if len(argv) < 2 or any("=" not in a for a in argv):
+    if not argv or any("=" not in a for a in argv):
         raise SystemExit(__doc__)
     builds = [a.split("=", 1) for a in argv]
     loaded = {name: load(pattern) for name, pattern in builds}
