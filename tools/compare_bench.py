@@ -10,6 +10,7 @@ clock shift between processes cancels."""
 import glob
 import json
 import math
+import signal
 import statistics
 import sys
 from collections import defaultdict
@@ -67,4 +68,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # piped into head: stop quietly
     sys.exit(main(sys.argv[1:]))
