@@ -26,3 +26,14 @@ def test_fingerprint_follows_both_tables(tmp_path):
         assert bk.configs_fingerprint("sm_90a", tmp_path) != base, name
         (tmp_path / name).write_text(original)
     assert bk.configs_fingerprint("sm_90a", tmp_path) == base
+
+
+def test_stale_kernel_builds_are_pruned_and_listed_ones_kept(tmp_path):
+    bk = load_build_kernels()
+    for name in ("kept", "dropped"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "hash.txt").write_text("x")
+    (tmp_path / "not_a_kernel").mkdir()          # no hash stamp: left alone
+    (tmp_path / "registry.cpp").write_text("")
+    assert bk.prune_stale_kernels(tmp_path, {"kept"}) == ["dropped"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept", "not_a_kernel", "registry.cpp"]

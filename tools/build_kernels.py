@@ -336,6 +336,16 @@ def _progress(total: int):
         return Plain()
 
 
+def prune_stale_kernels(arch_dir: pathlib.Path, names: set[str]) -> list[str]:
+    """Removes the build directories (those with a hash stamp) of kernels that the config no longer
+    lists, so that a build tree carried to the GPU machine holds only what the manifest names."""
+    stale = sorted(d.name for d in arch_dir.iterdir()
+                   if d.is_dir() and (d / "hash.txt").exists() and d.name not in names)
+    for name in stale:
+        shutil.rmtree(arch_dir / name)
+    return stale
+
+
 def build_archs(archs: list[str], out_root: pathlib.Path, jobs: int) -> dict:
     plan = {arch: read_kernel_specs(arch) for arch in archs}
     total = sum(len(v) for v in plan.values())
@@ -369,6 +379,10 @@ def build_archs(archs: list[str], out_root: pathlib.Path, jobs: int) -> dict:
         rows = read_dispatch_rows(arch, {s["name"] for s, _ in built})
         write_registry(arch, out_root / arch, built, rows)
         write_manifest(arch, out_root / arch, built)
+        pruned = prune_stale_kernels(out_root / arch, set(order))
+        if pruned:
+            print(f"flygemm: removed {len(pruned)} stale {arch} kernel build(s) no longer in the config: "
+                  + ", ".join(pruned), file=sys.stderr)
     summary = {"archs": archs, "kernels": total, "cached": n_cached, "seconds": round(time.time() - t0, 1)}
     print(f"flygemm: {total} kernels for {', '.join(archs)} ({n_cached} cached) in {summary['seconds']} s",
           file=sys.stderr)
