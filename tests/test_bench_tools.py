@@ -168,3 +168,33 @@ def test_merge_tuned_replaces_matching_rows_in_place_and_appends_the_rest(tmp_pa
     assert table.read_text().splitlines()[2:] == [
         "sm_90a,op,bf16,bf16,128,64,64,new,2", "sm_90a,op,bf16,bf16,256,64,64,keep,1",
         "# why", "sm_90a,op,bf16,bf16,512,64,64,added,1"]
+
+
+
+def test_merge_tuned_keeps_the_first_row_of_a_file_without_header(tmp_path):
+    table = tmp_path / "t.csv"
+    table.write_text("arch,op,in,out,m_max,N,K,kernel,split_k\nsm_90a,op,bf16,bf16,128,64,64,old,1\n")
+    tuned = tmp_path / "rows.csv"
+    tuned.write_text("sm_90a,op,bf16,bf16,128,64,64,new,1\n")
+    subprocess.run([sys.executable, str(ROOT / "tools" / "merge_tuned.py"), str(tuned), "--table", str(table)],
+                   check=True, capture_output=True)
+    assert table.read_text().splitlines()[1:] == ["sm_90a,op,bf16,bf16,128,64,64,new,1"]
+
+def test_every_device_script_parses():
+    """The tools/*.sh scripts only run on the GPU machine: a syntax error would cost a device call."""
+    scripts = sorted(pathlib.Path(__file__).resolve().parents[1].glob("tools/*.sh"))
+    assert scripts
+    for script in scripts:
+        res = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
+        assert res.returncode == 0, f"{script.name}: {res.stderr}"
+
+
+def test_try_kernels_refuses_to_start_without_a_test_selection(tmp_path):
+    """Without FLYGEMM_TRY_K it would run every GPU test of every kernel inside one device call."""
+    root = pathlib.Path(__file__).resolve().parents[1]
+    env = {"PATH": "/usr/bin:/bin", "OUT": str(tmp_path)}
+    res = subprocess.run(["bash", str(root / "tools/gpu_try_kernels.sh")], capture_output=True,
+                         text=True, env=env, timeout=60)
+    assert res.returncode != 0
+    assert "FLYGEMM_TRY_K" in res.stderr
+    assert not (tmp_path / "check.txt").exists()

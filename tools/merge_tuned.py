@@ -40,8 +40,9 @@ def main(argv=None) -> int:
     ap.add_argument("--comment", action="append", default=[], help="comment line above appended rows")
     args = ap.parse_args(argv)
     table = pathlib.Path(args.table)
-    tuned_lines = [ln for ln in pathlib.Path(args.tuned).read_text().splitlines()[1:]
-                   if ln.strip() and not ln.startswith("#")]
+    # tools/tune.py writes a header line; a hand-made file may have none (its first row is data)
+    tuned_lines = [ln for ln in pathlib.Path(args.tuned).read_text().splitlines()
+                   if ln.strip() and not ln.startswith(("#", "arch,"))]
     lines, n_replaced, n_added = merge(table.read_text().splitlines(), tuned_lines, args.comment)
     table.write_text("\n".join(lines) + "\n")
     print(f"{table}: {n_replaced} rows replaced, {n_added} added")
