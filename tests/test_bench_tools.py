@@ -1,6 +1,7 @@
 """The benchmark's shape sets and the decode-sweep plot tool (no GPU needed)."""
 import json
 import math
+import os
 import pathlib
 import subprocess
 import sys
@@ -198,3 +199,18 @@ def test_try_kernels_refuses_to_start_without_a_test_selection(tmp_path):
     assert res.returncode != 0
     assert "FLYGEMM_TRY_K" in res.stderr
     assert not (tmp_path / "check.txt").exists()
+
+
+def test_pinned_bench_reports_every_candidate_once_with_its_rounds():
+    """A CPU dry run of tools/pinned_bench.py (the CPU op ignores the pin): one row per candidate, the
+    split_k suffix added where it was left out, one ratio per round."""
+    res = subprocess.run([sys.executable, str(ROOT / "tools" / "pinned_bench.py"), "--device", "cpu",
+                          "--op", "gemm_a16w16", "--shapes", "16x32x64", "--rounds", "2",
+                          "--kernels", "k.one,k.two:3"], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "python")})
+    assert res.returncode == 0, res.stderr
+    rows = [line.split() for line in res.stdout.splitlines() if line.startswith("gemm_a16w16")]
+    assert sorted(r[3] for r in rows) == ["k.one:1", "k.two:3"]
+    for r in rows:
+        ratio, rounds = float(r[4]), [float(x) for x in r[6:]]
+        assert len(rounds) == 2 and ratio > 0 and min(rounds) <= ratio <= max(rounds)

@@ -30,8 +30,9 @@ def main(argv=None) -> int:
     ap.add_argument("--shapes", required=True, help="comma-separated MxNxK")
     ap.add_argument("--kernels", required=True, help="comma-separated kernel[:split_k]")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--device", default="cuda", help="cuda (the CPU runs the oracle: a dry run)")
     args = ap.parse_args(argv)
-    device = torch.device("cuda")
+    device = torch.device(args.device)
     gen = torch.Generator(device=device).manual_seed(1)
     kernels = [k if ":" in k else k + ":1" for k in args.kernels.split(",")]
     print(f"{'op':<22}{'variant':<12}{'shape':<20}{'kernel':<54}{'torch/fly':>10}{'us':>10}  rounds")
