@@ -109,7 +109,7 @@ class GemmConfig:
 
     def __init__(self, in_dtype="bf16", out_dtype=None, tile_m=128, tile_n=128, tile_k=None,
                  stages=0, mma_wg=0, raster_group=8, cluster_m=1, cluster_n=1, epi_stages=0,
-                 overlap=1, release_scope="cta", split=0, promote=0):
+                 overlap=1, release_scope="cta", split=0, promote=0, pingpong=0):
         fam = self.FAMILY
         self.in_dtype = norm_dtype(fam, in_dtype, self.IN_DTYPES)
         self.out_dtype = norm_dtype(fam, out_dtype or in_dtype, self.OUT_DTYPES)
@@ -180,16 +180,30 @@ class GemmConfig:
         if self.epi_stages < 0:
             raise ValueError(f"{fam}: epi_stages must be >= 1 (0: automatic)")
 
-        # Consumer warpgroups: each wgmma atom covers 64 rows; the warpgroups split the rows
-        # (tile_m 192: three, each 64 rows, so that while one promotes / stores the other two
-        # keep the tensor cores fed).
-        self.mma_wg = int(mma_wg) if mma_wg else {64: 1, 192: 3}.get(self.tile_m, 2)
+        # Consumer schedule.  Cooperative (pingpong=0): mma_wg consumer warpgroups share each tile,
+        # splitting its rows (each wgmma atom covers 64 rows; tile_m 192: three, so that while one
+        # promotes / stores the other two keep the tensor cores fed).  Ping-pong (pingpong=1): two
+        # consumer warpgroups ("teams" of mma_wg = 1) take alternate tiles, each a whole tile, so
+        # that one team's epilogue runs while the other's mainloop keeps the tensor cores busy.
+        # The teams consume the shared stage ring in tile order, which is what alternates them.
+        self.pingpong = int(pingpong)
+        if self.pingpong not in (0, 1):
+            raise ValueError(f"{fam}: pingpong must be 0 or 1")
+        if self.pingpong:
+            if mma_wg and int(mma_wg) != 1:
+                raise ValueError(f"{fam}: pingpong: each tile belongs to one warpgroup (mma_wg=1)")
+            if self.split:
+                raise ValueError(f"{fam}: pingpong does not run split-K")
+        self.teams = 2 if self.pingpong else 1
+        self.mma_wg = 1 if self.pingpong else (
+            int(mma_wg) if mma_wg else {64: 1, 192: 3}.get(self.tile_m, 2))
         if self.mma_wg not in (1, 2, 3) or self.tile_m % (64 * self.mma_wg) != 0:
             raise ValueError(f"{fam}: mma_wg={self.mma_wg} does not divide tile_m={self.tile_m}")
+        self.consumer_wgs = self.mma_wg * self.teams
         # Register split of the 64K-entry register file (setmaxnreg, multiples of 8): the producer
         # warpgroup drops to producer_regs, the consumers rise to consumer_regs.  With 3 consumer
         # warpgroups (512 threads): 128 x 32 + 384 x 160 = 65536.
-        self.producer_regs, self.consumer_regs = (32, 160) if self.mma_wg == 3 else (40, 232)
+        self.producer_regs, self.consumer_regs = (32, 160) if self.consumer_wgs == 3 else (40, 232)
         acc_regs = self.tile_m * self.tile_n // (128 * self.mma_wg)
         limit = self.max_acc_regs()
         if acc_regs > limit:
@@ -209,15 +223,16 @@ class GemmConfig:
                              f"warpgroup(s): the sum plus {why} scratch accumulator(s) take "
                              f"{1 + scratch} x {acc_regs} registers per thread, over the "
                              f"{self.consumer_regs - 32} that fit in {self.consumer_regs}")
-        self.threads = 128 * (1 + self.mma_wg)
+        self.threads = 128 * (1 + self.consumer_wgs)
         self.check_family()
 
-        # Epilogue sub-tile: rows of all consumer warpgroups x 32 columns.
+        # Epilogue sub-tile: rows of a team's warpgroups x 32 columns; each team has its own
+        # epi_stages buffers (ping-pong teams store concurrently).
         self.epi_m = min(64 * self.mma_wg, self.tile_m)
         self.epi_n = 32
         out_b = DTYPE_BYTES[self.out_dtype]
         self.stage_bytes = (self.tile_m + self.tile_n) * self.tile_k * in_b + self.extra_stage_bytes()
-        epi_buf = self.epi_m * self.epi_n * out_b
+        epi_buf = self.epi_m * self.epi_n * out_b * self.teams
 
         def stages_left(epi_stages):
             return (SMEM_CAPACITY - SMEM_RESERVED - epi_buf * epi_stages) // self.stage_bytes
@@ -271,7 +286,7 @@ class GemmConfig:
             cluster_m=p.get("cluster_m", 1), cluster_n=p.get("cluster_n", 1),
             epi_stages=p.get("epi_stages", 0), overlap=p.get("overlap", 1),
             release_scope=p.get("release_scope", "cta"), split=p.get("split", 0),
-            promote=p.get("promote", 0),
+            promote=p.get("promote", 0), pingpong=p.get("pingpong", 0),
         )
 
     def meta(self) -> dict:
@@ -281,6 +296,8 @@ class GemmConfig:
             "stages": self.stages, "epi_stages": self.epi_stages,
             "epi_tile": [self.epi_m, self.epi_n],
             "mma_warpgroups": self.mma_wg, "threads_per_cta": self.threads,
+            "schedule": "pingpong" if self.pingpong else "cooperative",
+            "consumer_warpgroups": self.consumer_wgs,
             "setmaxnreg": {"producer": self.producer_regs, "consumer": self.consumer_regs},
             "cluster": [self.cluster_m, self.cluster_n],
             "multicast": {"a": self.cluster_n > 1, "w": self.cluster_m > 1},
@@ -346,8 +363,9 @@ def kernel_base_class():
             self.mainloop_kind = cfg.MAINLOOP
             self.epilogue_kind = cfg.EPILOGUE
             self.tile_mnk = (cfg.tile_m, cfg.tile_n, cfg.tile_k)
-            self.mma_wg = cfg.mma_wg
-            self.num_mma_threads = 128 * cfg.mma_wg
+            self.mma_wg = cfg.mma_wg            # warpgroups per tile
+            self.teams = cfg.teams              # 2: ping-pong teams on alternate tiles
+            self.num_mma_threads = 128 * cfg.mma_wg   # threads of one team
             self.threads = cfg.threads
             self.stages = cfg.stages
             self.epi_stages = cfg.epi_stages
@@ -386,8 +404,9 @@ def kernel_base_class():
                 self.a_layout, self.tile_mnk, self.a_dtype, self.stages)
             self.b_smem_staged = sm90_utils.make_smem_layout_b(
                 self.b_layout, self.tile_mnk, self.b_dtype, self.stages)
+            # team t owns epilogue buffers [t * epi_stages, (t + 1) * epi_stages)
             self.epi_smem_staged = sm90_utils.make_smem_layout_epi(
-                self.c_dtype, self.c_layout, self.epi_tile, self.epi_stages)
+                self.c_dtype, self.c_layout, self.epi_tile, self.epi_stages * self.teams)
 
         def _make_r2s_copy(self, tiled_mma):
             """Tiled copy accumulators -> epilogue smem.  Its thread/value footprint comes from
@@ -526,6 +545,10 @@ def kernel_base_class():
                     sS: cute.struct.Align[
                         cute.struct.MemRange[Float32, self.scale_stride * self.stages], 16]
                     sbar: cute.struct.MemRange[cutlass.Int64, self.stages]
+                if self.teams > 1:
+                    # ping-pong turn barriers: order_bar[t] completes a phase when the other
+                    # team has waited on every stage of its tile (see kernel_body)
+                    order_bar: cute.struct.MemRange[cutlass.Int64, 2]
 
             self.shared_storage = SharedStorage
             self.smem_struct_bytes = SharedStorage.size_in_bytes()
@@ -719,13 +742,19 @@ def kernel_base_class():
                     lambda: cute.arch.mbarrier_arrive(bar, mainloop.consumer_mask, scope=scope),
                 )
 
+        def _pass_turn(self, order_bar, team):
+            """Ping-pong: this team has waited on every stage of its tile; the other team may start
+            its mainloop (every thread of the team arrives: the barrier counts 128)."""
+            if cutlass.const_expr(self.teams > 1):
+                cute.arch.mbarrier_arrive(order_bar + (1 - team))
+
         @cute.jit
         def _store_tile(self, epi_acc, tCcC, has_bias, bias_t, N, gC, m_idx, n_idx, tma_atom_c,
                         sC, tiled_copy_r2s, tRS_sD, tRS_rAcc, tRS_rD, tRS_rD_out, epi_bar,
-                        store_pipe, is_store_warp, epi_count):
+                        store_pipe, is_store_warp, epi_count, epi_base=0):
             """Epilogue of one output tile: + bias, round once to the output dtype, registers ->
             shared memory (stmatrix) -> TMA store, epi_stages buffers in rotation.  Returns the
-            advanced buffer counter."""
+            advanced buffer counter.  epi_base: the team's first buffer."""
             bm, bn, _ = self.tile_mnk
             size_rD = cute.size(tRS_rD)
             # + bias[n] (fp32)
@@ -747,7 +776,7 @@ def kernel_base_class():
                 for v in cutlass.range_constexpr(size_rD):
                     tRS_rD[v] = tRS_rAcc[e * size_rD + v]
                 tRS_rD_out.store(tRS_rD.load().to(self.c_dtype))
-                buf = (epi_count + e) % self.epi_stages
+                buf = epi_base + (epi_count + e) % self.epi_stages
                 cute.copy(tiled_copy_r2s, tRS_rD_out, tRS_sD[(None, None, None, buf)])
                 # make the st.shared visible to the TMA (async proxy), then sync
                 cute.arch.fence_proxy("async.shared", space="cta")
@@ -832,6 +861,13 @@ def kernel_base_class():
                     with cute.arch.elect_one():
                         for st in cutlass.range_constexpr(self.stages):
                             cute.arch.mbarrier_init(sbar + st, 32)
+            order_bar = None
+            if cutlass.const_expr(self.teams > 1):
+                order_bar = storage.order_bar.data_ptr()
+                if warp_idx == 0:
+                    with cute.arch.elect_one():
+                        for t in cutlass.range_constexpr(2):
+                            cute.arch.mbarrier_init(order_bar + t, self.num_mma_threads)
             if cutlass.const_expr(self.cluster_size == 1):
                 mainloop = pipeline.PipelineTmaAsync.create(
                     barrier_storage=storage.mbar.data_ptr(),
@@ -991,10 +1027,16 @@ def kernel_base_class():
             # ================================================================ consumers
             if wg_idx > 0:
                 cute.arch.setmaxregister_increase(self.mma_regs)
-                mma_tidx = tidx - 128
+                # this warpgroup's team (ping-pong: its own tiles) and place inside the team
+                team = 0            # a static 0 keeps the cooperative kernels' code as it was
+                wg_in_team = wg_idx - 1
+                if cutlass.const_expr(self.teams > 1):
+                    team = (wg_idx - 1) // self.mma_wg
+                    wg_in_team = (wg_idx - 1) - team * self.mma_wg
+                mma_tidx = tidx - 128 - team * self.num_mma_threads
                 # A/B smem operands are shared by a warpgroup: slice at warpgroup granularity.
                 wg_thr_layout = cute.make_layout(self.mma_wg, stride=128)
-                thr_mma = tiled_mma.get_slice(wg_thr_layout(wg_idx - 1))
+                thr_mma = tiled_mma.get_slice(wg_thr_layout(wg_in_team))
                 tCsA = thr_mma.partition_A(sA)
                 tCsB = thr_mma.partition_B(sB)
                 tCrA = tiled_mma.make_fragment_A(tCsA)
@@ -1033,7 +1075,7 @@ def kernel_base_class():
                         s_row2 = cute.make_rmem_tensor((rows_per_thr,), Float32)
                     lane = tidx % 32
                     warp_in_wg = (tidx % 128) // 32
-                    thr_row0 = 64 * (wg_idx - 1) + 16 * warp_in_wg + lane // 4
+                    thr_row0 = 64 * wg_in_team + 16 * warp_in_wg + lane // 4
 
                 # Epilogue copies: registers -> smem (stmatrix for 16-bit outputs) -> TMA store.
                 tiled_copy_r2s = self._make_r2s_copy(tiled_mma)
@@ -1045,13 +1087,16 @@ def kernel_base_class():
                 tRS_rD_out = cute.make_rmem_tensor(rD_shape[:3], self.c_dtype)
                 size_rD = cute.size(tRS_rD)
 
-                epi_bar = pipeline.NamedBarrier(barrier_id=1, num_threads=self.num_mma_threads)
+                # the team's own named barrier (ids 1, 2) and store warp (its first warp)
+                epi_bar = pipeline.NamedBarrier(barrier_id=1 + team,
+                                                num_threads=self.num_mma_threads)
                 store_pipe = pipeline.PipelineTmaStore.create(
                     num_stages=self.epi_stages,
                     producer_group=pipeline.CooperativeGroup(
                         pipeline.Agent.Thread, self.num_mma_threads),
                 )
-                is_store_warp = warp_idx == 4
+                is_store_warp = warp_idx == 4 + 4 * self.mma_wg * team
+                epi_base = team * self.epi_stages
 
                 read_state = pipeline.make_pipeline_state(
                     pipeline.PipelineUserType.Consumer, self.stages)
@@ -1063,11 +1108,26 @@ def kernel_base_class():
                     ws_t = cute.make_tensor(ws_ptr, cute.make_layout((split_k * M_pad, N),
                                                                      stride=(Int64(N), 1)))
 
+                if cutlass.const_expr(self.teams > 1):
+                    # the stages of the other team's tiles pass by: skip them in the ring
+                    # (every tile has k_tiles stages; ping-pong never runs split-K)
+                    read_state.advance(k_tiles * team)
+                    release_state.advance(k_tiles * team)
                 epi_count = Int32(0)
-                tile = tile_first
+                tiles_done = Int32(0)
+                tile = tile_first + team * tile_step
                 while tile < self._num_work_tiles(num_m_tiles, num_n_tiles, split_k):
                     k_count = k_tiles
                     slice_row0 = Int32(0)
+                    if cutlass.const_expr(self.teams > 1):
+                        # Ping-pong turns: a team starts its mainloop only after the other team has
+                        # waited on every stage of its previous tile.  Without the turns a team would
+                        # wait on a stage two fills ahead of the ring, and the mbarrier parity wait
+                        # cannot tell that fill from the one two back (it returned at once and the
+                        # kernel faulted).  Team 1's tile j follows team 0's tile j, team 0's tile j
+                        # (j >= 1) team 1's tile j - 1.
+                        if tiles_done + team > 0:
+                            cute.arch.mbarrier_wait(order_bar + team, (tiles_done + team + 1) % 2)
                     if cutlass.const_expr(self.split_capable):
                         m_idx, n_idx, kt_begin, k_count = self._split_item(
                             tile, num_m_tiles, num_n_tiles, k_tiles, split_k)
@@ -1116,6 +1176,8 @@ def kernel_base_class():
                             self._consumer_release(mainloop, release_state)
                             release_state.advance()
                             read_state.advance()
+                        # every stage of the tile has been waited on: the other team's turn
+                        self._pass_turn(order_bar, team)
                         warpgroup.wait_group(0)
                         self._consumer_release(mainloop, release_state)
                         release_state.advance()
@@ -1187,6 +1249,9 @@ def kernel_base_class():
                             for i in cutlass.range_constexpr(cute.size(acc)):
                                 acc[i] = acc[i] + acc_blk[i] * s_row[self.acc_row_slot(i)]
 
+                    if cutlass.const_expr(not (self.mainloop_kind == "plain" and self.promote == 0)):
+                        self._pass_turn(order_bar, team)
+
                     # ---------------- epilogue math in fp32
                     if cutlass.const_expr(self.acc_is_int):
                         epi_acc.store(acc.load().to(Float32))
@@ -1206,13 +1271,17 @@ def kernel_base_class():
                             epi_count = self._store_tile(
                                 epi_acc, tCcC, has_bias, bias_t, N, gC, m_idx, n_idx, tma_atom_c,
                                 sC, tiled_copy_r2s, tRS_sD, tRS_rAcc, tRS_rD, tRS_rD_out,
-                                epi_bar, store_pipe, is_store_warp, epi_count)
+                                epi_bar, store_pipe, is_store_warp, epi_count, epi_base)
                     else:
                         epi_count = self._store_tile(
                             epi_acc, tCcC, has_bias, bias_t, N, gC, m_idx, n_idx, tma_atom_c,
                             sC, tiled_copy_r2s, tRS_sD, tRS_rAcc, tRS_rD, tRS_rD_out,
-                            epi_bar, store_pipe, is_store_warp, epi_count)
-                    tile += tile_step
+                            epi_bar, store_pipe, is_store_warp, epi_count, epi_base)
+                    if cutlass.const_expr(self.teams > 1):
+                        read_state.advance(k_tiles * (self.teams - 1))
+                        release_state.advance(k_tiles * (self.teams - 1))
+                    tile += tile_step * self.teams
+                    tiles_done += 1
 
                 if is_store_warp:
                     store_pipe.producer_tail()
@@ -1432,8 +1501,9 @@ def kernel_name(fam: Family, cfg: GemmConfig) -> str:
     cluster = "" if (cfg.cluster_m, cfg.cluster_n) == (1, 1) else f".c{cfg.cluster_m}x{cfg.cluster_n}"
     split = f".sk{cfg.split}" if cfg.split else ""
     promote = f".p{cfg.promote}" if cfg.promote else ""
+    pingpong = ".pp" if cfg.pingpong else ""
     return (f"{fam.name}.{cfg.in_dtype}.{cfg.out_dtype}.t{cfg.tile_m}x{cfg.tile_n}x{cfg.tile_k}"
-            f"{cluster}{split}{promote}")
+            f"{cluster}{split}{promote}{pingpong}")
 
 
 def build(fam: Family, spec: dict, out_dir: pathlib.Path) -> dict:
