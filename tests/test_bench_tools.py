@@ -120,12 +120,46 @@ def test_tune_passes_alternate_order_so_a_linear_drift_does_not_pick_the_winner(
 
     monkeypatch.setattr(tune.bench, "time_us", drifting_time_us)
     dev = torch.device("cpu")
-    one = tune.tune_shape("gemm_a16w16", "-", 4, 32, 64, dev, torch.Generator().manual_seed(0), [1], passes=1)
+    one = tune.tune_shape("gemm_a16w16", "-", 4, 32, 64, dev, torch.Generator().manual_seed(0), [1], passes=1,
+                          paired=False)
     assert [r["kernel"] for r in sorted(one, key=lambda r: r["us"])] == ["k_a", "k_b", "k_c"]
     clock["calls"] = 0
-    two = tune.tune_shape("gemm_a16w16", "-", 4, 32, 64, dev, torch.Generator().manual_seed(0), [1], passes=2)
+    two = tune.tune_shape("gemm_a16w16", "-", 4, 32, 64, dev, torch.Generator().manual_seed(0), [1], passes=2,
+                          paired=False)
     assert len({r["us"] for r in two}) == 1 and all(r["err"] < 1e-2 for r in two)
 
+
+
+def test_paired_tuning_ranks_by_ratio_to_torch_so_drift_cannot_pick_the_winner(monkeypatch):
+    """The 'GPU' slows down 5% per timed pair; k_last is truly 3% faster than the others but is timed
+    last in one pass. Alone it would look slowest (higher us); paired with torch it ranks first."""
+    import torch
+    tune = _load_tools_module("tune")
+    monkeypatch.setattr(tune, "candidates", lambda *a, **k: [("k_a", 1), ("k_b", 1), ("k_last", 1)])
+    state = {"pairs": 0, "forced": None}
+    real_fn = tune.flygemm.gemm_a16w16
+
+    def spy(*args, **kwargs):  # remembers which kernel the timed call was pinned to
+        state["forced"] = os.environ.get("FLYGEMM_FORCE_KERNEL", "")
+        return real_fn(*args, **kwargs)
+
+    def drifting_pair(fn_a, fn_b, device, rep_ms=400.0):
+        fn_a()
+        fn_b()
+        state["pairs"] += 1
+        slow = 1.05 ** state["pairs"]
+        true_us = 97.0 if state["forced"].startswith("k_last") else 100.0
+        return true_us * slow, 100.0 * slow
+
+    monkeypatch.setattr(tune.flygemm, "gemm_a16w16", spy)
+    monkeypatch.setattr(tune.bench, "time_pair_us", drifting_pair)
+    monkeypatch.setattr(tune.bench, "time_us", lambda fn, device, rep_ms=200.0, dirty_flush=False: 100.0)
+    rows = tune.tune_shape("gemm_a16w16", "-", 4, 32, 64, torch.device("cpu"), torch.Generator().manual_seed(0),
+                           [1], passes=1, paired=True)
+    assert all(r["paired"] for r in rows)
+    assert max(rows, key=lambda r: r["us"])["kernel"] == "k_last"      # slowest by time...
+    assert min(rows, key=tune.rank)["kernel"] == "k_last"              # ...best by paired ratio
+    assert min(rows, key=tune.rank)["ratio"] == pytest.approx(100.0 / 97.0)
 
 def test_time_pair_runs_both_sides_and_returns_their_times_in_order():
     import time as _time

@@ -2,6 +2,7 @@
 # Dispatch-row tuning on the GPU machine after tools/gpu_check.sh has built the extension there:
 # every candidate (kernel, split_k) for the decode shapes of the CUDA decode goals and for the M=128
 # row of the LLM shape set and the two large shapes, per op. Winning rows go to $OUT/tuned.csv, every timing to $OUT/tune.log.
+# Each candidate is timed interleaved with torch and ranked by that ratio (tools/tune.py --paired, the default).
 #   FLYGEMM_TUNE_OPS   "op:variant ..." (default: bf16, fp8 per-tensor, fp8 blockscale)
 #   FLYGEMM_TUNE_SETS  shape sets among "decode big llm<M>" (llm<M>: the LLM shape set's (N, K) at
 #                      that M, e.g. llm128 llm1024; default: decode llm128 big)

@@ -2,8 +2,14 @@
 """Time every candidate kernel for each shape through the real op path and print dispatch rows.
 
 Each candidate is pinned with FLYGEMM_FORCE_KERNEL (read by the C++ op at call time), timed with
-the same method as tools/bench.py, checked against the CPU oracle, and the fastest correct one is
+the same method as tools/bench.py, checked against the CPU oracle, and the best correct one is
 written as a row for kernels/configs/<arch>.csv (with the measured us / TFLOP/s / GB/s).
+
+Paired timing (the default where the op has a torch peer): each candidate is timed interleaved
+with torch (bench.time_pair_us) and ranked by that ratio, so that the GPU's clock drift over a
+sweep cannot rank the candidates (on 2026-11-30 a single-pass unpaired sweep ranked the ping-pong
+kernels, timed last, 6% behind the cooperative ones; paired they were 2-4% ahead). --no-paired
+times each candidate alone (half the time) and ranks by microseconds.
 
     python tools/tune.py --op gemm_a16w16 --shapes 128x4096x4096,4096x4096x4096 --csv rows.csv
 """
@@ -55,7 +61,7 @@ def pass_orders(n: int, passes: int) -> list[list[int]]:
 
 
 def tune_shape(op: str, variant: str, M: int, N: int, K: int, device, gen, split_ks,
-               passes: int = 1) -> list[dict]:
+               passes: int = 1, paired: bool = True) -> list[dict]:
     args, peer, nbytes = bench.make_problem(op, variant, M, N, K, device, gen)
     fn = getattr(flygemm, op)
     ref = fn(*(t.cpu() for t in args)) if M * N * K <= 2 ** 36 else None
@@ -67,7 +73,9 @@ def tune_shape(op: str, variant: str, M: int, N: int, K: int, device, gen, split
     except RuntimeError:  # the torch peer may not support this scaling (e.g. cuBLAS blockwise at M=1)
         torch_us = float("nan")
     cands = candidates(arch, op, in_name, out_name, split_ks, M)
+    paired = paired and torch_us == torch_us  # a peer that ran
     times = {i: [] for i in range(len(cands))}
+    ratios = {i: [] for i in range(len(cands))}
     errs, failed = {}, set()
     for order in pass_orders(len(cands), passes):
         for i in order:
@@ -79,7 +87,12 @@ def tune_shape(op: str, variant: str, M: int, N: int, K: int, device, gen, split
                 if i not in errs:
                     out = fn(*args)
                     errs[i] = bench.rel_fro(out, ref) if ref is not None else float("nan")
-                times[i].append(bench.time_us(lambda: fn(*args), device, rep_ms=60.0))
+                if paired:
+                    fly_us, peer_us = bench.time_pair_us(lambda: fn(*args), peer, device, rep_ms=120.0)
+                    times[i].append(fly_us)
+                    ratios[i].append(peer_us / fly_us)
+                else:
+                    times[i].append(bench.time_us(lambda: fn(*args), device, rep_ms=60.0))
             except RuntimeError as exc:
                 print(f"  {name}:{split_k} failed: {str(exc).splitlines()[0]}", file=sys.stderr)
                 failed.add(i)
@@ -90,10 +103,18 @@ def tune_shape(op: str, variant: str, M: int, N: int, K: int, device, gen, split
         if i in failed or not times[i]:
             continue
         us = sum(times[i]) / len(times[i])
+        # torch/fly: the mean of the paired ratios, or the lone torch time over this one
+        ratio = sum(ratios[i]) / len(ratios[i]) if ratios[i] else torch_us / us
         results.append(dict(arch=arch, op=op, in_dtype=in_name, out_dtype=out_name, M=M, N=N, K=K,
                             kernel=name, split_k=split_k, us=us, err=errs[i], torch_us=torch_us,
+                            ratio=ratio, paired=bool(ratios[i]),
                             tflops=2.0 * M * N * K / us / 1e6, gbps=nbytes / us / 1e3))
     return results
+
+
+def rank(row: dict):
+    """Sort key, best first: the paired ratio to torch where it was measured, else the time."""
+    return -row["ratio"] if row["paired"] else row["us"]
 
 
 def main(argv=None) -> int:
@@ -107,6 +128,9 @@ def main(argv=None) -> int:
     ap.add_argument("--passes", type=int, default=1,
                     help="timing passes over the candidates, alternately forward and reversed; a "
                          "candidate's time is the mean (2 cancels a linear drift; default 1)")
+    ap.add_argument("--paired", action=argparse.BooleanOptionalAction, default=True,
+                    help="time each candidate interleaved with torch and rank by that ratio (default); "
+                         "--no-paired: time it alone and rank by microseconds")
     args = ap.parse_args(argv)
     device = torch.device("cuda")
     gen = torch.Generator().manual_seed(1)
@@ -115,14 +139,14 @@ def main(argv=None) -> int:
     print(f"{'M':>6}{'N':>7}{'K':>7}  {'kernel':<46}{'sk':>3}{'us':>10}{'TFLOP/s':>9}{'GB/s':>7}"
           f"{'torch/fly':>10}{'err':>10}")
     for M, N, K in bench.parse_shapes(args.shapes, []):
-        rows = tune_shape(args.op, args.variant, M, N, K, device, gen, split_ks, args.passes)
+        rows = tune_shape(args.op, args.variant, M, N, K, device, gen, split_ks, args.passes, args.paired)
         ok = [r for r in rows if not (r["err"] > 1e-2)]  # NaN err (unchecked) passes
-        for r in sorted(rows, key=lambda r: r["us"]):
-            mark = "*" if ok and r is min(ok, key=lambda r: r["us"]) else " "
+        for r in sorted(rows, key=rank):
+            mark = "*" if ok and r is min(ok, key=rank) else " "
             print(f"{M:>6}{N:>7}{K:>7} {mark}{r['kernel']:<46}{r['split_k']:>3}{r['us']:>10.1f}"
-                  f"{r['tflops']:>9.1f}{r['gbps']:>7.0f}{r['torch_us'] / r['us']:>10.3f}{r['err']:>10.2e}")
+                  f"{r['tflops']:>9.1f}{r['gbps']:>7.0f}{r['ratio']:>10.3f}{r['err']:>10.2e}")
         if ok:
-            winners.append(min(ok, key=lambda r: r["us"]))
+            winners.append(min(ok, key=rank))
     if args.csv:
         with open(args.csv, "a" if args.append else "w", newline="") as f:
             w = csv.writer(f)
