@@ -32,6 +32,13 @@ register file split 32 / 160 per thread by setmaxnreg), 2 otherwise (40 / 232)):
     operand's tile with a TMA multicast into both CTAs' stages; a stage is released to both
     CTAs' producers (remote mbarrier arrives), so it is refilled only once both have read it;
     grid = (cluster_m, cluster_n, min(#cluster-tiles, #SMs / 2)).
+  * ping-pong (param pingpong=1, the `.pp` kernels): two consumer warpgroups ("teams") take
+    alternate tiles, each a whole tile, with their own epilogue buffers, named barrier and store
+    warp; both consume the one stage ring in tile order, each skipping the other's stages. Two
+    "turn" mbarriers let a team start its mainloop only once the other has waited on every stage
+    of its tile (a team two fills ahead of a stage would pass its parity wait at once). One team's
+    epilogue then runs under the other's mainloop: 2-4% over the cooperative kernels at the large
+    shapes on the H200 (docs/PERF.md, sixth 2026-11-30 session).
   * split-K (param split = S_max, plain mainloop without clusters, fp8 / 16-bit inputs; the `.skS`
     kernels): with run-time split_k = S > 1 the persistent loop runs S x #tiles work items, slice
     s of a tile covering K tiles [s*KT/S, (s+1)*KT/S) (S <= KT, kept so by the adapter). A slice
