@@ -248,3 +248,18 @@ def test_pinned_bench_reports_every_candidate_once_with_its_rounds():
     for r in rows:
         ratio, rounds = float(r[4]), [float(x) for x in r[6:]]
         assert len(rounds) == 2 and ratio > 0 and min(rounds) <= ratio <= max(rounds)
+
+
+def test_device_env_is_shared_by_every_script_that_builds_the_extension_on_the_gpu_machine():
+    root = pathlib.Path(__file__).resolve().parents[1]
+    builders = [p.name for p in sorted(root.glob("tools/gpu_*.sh")) if "setup.py build_ext" in p.read_text()]
+    assert builders
+    for name in builders:
+        assert "source tools/device_env.sh" in (root / "tools" / name).read_text(), name
+    script = "source tools/device_env.sh; echo $FLYGEMM_SKIP_KERNEL_BUILD $FLYGEMM_ARCHS $PYTHONPATH"
+    out = subprocess.run(["bash", "-c", script], cwd=root, capture_output=True, text=True,
+                         env={"PATH": "/usr/bin:/bin"}).stdout.split()
+    assert out == ["1", "sm_90a", str(root / "python")]
+    out = subprocess.run(["bash", "-c", script], cwd=root, capture_output=True, text=True,
+                         env={"PATH": "/usr/bin:/bin", "FLYGEMM_ARCHS": "sm_90a,gfx942"}).stdout.split()
+    assert out[1] == "sm_90a,gfx942"

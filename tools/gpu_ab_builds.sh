@@ -18,10 +18,8 @@ mkdir -p "$FINAL"
 OUT=$(mktemp -d)  # logs gather here, packed into $FINAL/ab.tgz at the end
 ARCH=sm_90a
 WORK=$(mktemp -d)
-export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-$(nproc)} FLYGEMM_SKIP_KERNEL_BUILD=1 FLYGEMM_ARCHS=$ARCH
-if [ -x /usr/bin/g++ ]; then  # see gpu_check.sh: the system compiler, not /opt/gcc
-  export CC=/usr/bin/gcc CXX=/usr/bin/g++ LDSHARED="/usr/bin/g++ -pthread -shared"
-fi
+export FLYGEMM_ARCHS=$ARCH
+source tools/device_env.sh
 PY=${PYTHON:-python3}
 BUILDS=${FLYGEMM_AB_BUILDS:?names of the builds to compare}
 cp -r build/kernels/$ARCH "$WORK/tree-kernels" && cp -r kernels/configs "$WORK/tree-configs"

@@ -8,15 +8,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/flygemm_gpu_check}
 mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-$(nproc)} PYTHONPATH=$PWD/python
-export FLYGEMM_SKIP_KERNEL_BUILD=1 FLYGEMM_ARCHS=${FLYGEMM_ARCHS:-sm_90a}
+source tools/device_env.sh
 PY=${PYTHON:-python3}
-# Build with the system compiler: the Python there was built with /opt/gcc, whose link step pulls
-# libstdc++ pieces in statically (libstdc++_nonshared); mixed with the system libstdc++ that torch
-# loads, iostream calls in _C.so crashed (seen 2026-11-29: segfault in ostream::_M_insert<long>).
-if [ -x /usr/bin/g++ ]; then
-  export CC=/usr/bin/gcc CXX=/usr/bin/g++ LDSHARED="/usr/bin/g++ -pthread -shared"
-fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 for arch in ${FLYGEMM_ARCHS//,/ }; do
   [ -f "build/kernels/$arch/manifest.json" ] || { echo "no prebuilt kernels for $arch in build/kernels/$arch (carry them)"; exit 2; }

@@ -6,11 +6,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/flygemm_pinned}
 mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/python FLYGEMM_SKIP_KERNEL_BUILD=1 FLYGEMM_ARCHS=sm_90a
+source tools/device_env.sh
 PY=${PYTHON:-python3}
-if [ -x /usr/bin/g++ ]; then  # see tools/gpu_check.sh
-  export CC=/usr/bin/gcc CXX=/usr/bin/g++ LDSHARED="/usr/bin/g++ -pthread -shared"
-fi
 $PY setup.py build_ext --inplace > "$OUT/build.log" 2>&1 || { tail -n 40 "$OUT/build.log"; exit 1; }
 IFS=';' read -ra RUNS <<< "${FLYGEMM_PINNED:?set FLYGEMM_PINNED}"
 for run in "${RUNS[@]}"; do
