@@ -50,7 +50,7 @@ at::Tensor weight_in_layout(const at::Tensor& w, WeightLayout want) {
   return w.dim() == 4 ? w.contiguous() : preshuffle(w.contiguous());
 }
 
-// FLYGEMM_FORCE_KERNEL=<name>[:split_k] pins the kernel for matching problems (used by tools/tune.py
+// FLYGEMM_FORCE_KERNEL=<name>[:split_k|:auto] pins the kernel for matching problems (used by tools/tune.py
 // to time every candidate through the real op path).
 std::optional<Choice> forced_kernel(const Query& q) {
   const char* env = std::getenv("FLYGEMM_FORCE_KERNEL");
@@ -62,7 +62,9 @@ std::optional<Choice> forced_kernel(const Query& q) {
   if (q.arch != k->arch || std::string(op_name(q.op)) != k->op || k->in_dtype != q.in_dtype ||
       k->out_dtype != q.out_dtype)
     return std::nullopt;
-  const int split_k = colon == std::string::npos ? 1 : std::stoi(spec.substr(colon + 1));
+  // ":auto" (or ":0") picks the split_k a dispatch row with split_k 0 would
+  const std::string tail = colon == std::string::npos ? "1" : spec.substr(colon + 1);
+  const int split_k = tail == "auto" || tail == "0" ? auto_split_k(*k, q) : std::stoi(tail);
   return Choice{k, std::max(1, std::min(split_k, std::max(1, k->max_split_k))), "forced"};
 }
 

@@ -22,6 +22,18 @@ extern const FlygemmRegistry* const kLinkedRegistries[];
 #endif
 
 namespace flygemm {
+
+// split_k = 0 in a row means "enough CTAs to fill the GPU": at least kTargetCtas CTAs over the N tiles
+// (measured on the H200 with the decode family, tools/tune.py 2026-11-30: 64 N tiles ran fastest at
+// split_k 3, 512 tiles at 1), and no more slices than K tiles.
+int32_t auto_split_k(const KernelRecord& k, const Query& q) {
+  constexpr int64_t kTargetCtas = 192;
+  const int64_t n_tiles = std::max<int64_t>(1, (q.N + k.tile_n - 1) / std::max(1, k.tile_n));
+  const int64_t k_tiles = std::max<int64_t>(1, q.K / std::max(1, k.tile_k));
+  const int64_t split = std::min((kTargetCtas + n_tiles - 1) / n_tiles, k_tiles);
+  return static_cast<int32_t>(std::clamp<int64_t>(split, 1, 64));
+}
+
 namespace {
 
 bool satisfies(const KernelRecord& k, const Query& q) {
@@ -53,17 +65,6 @@ const DispatchRow* pick_bucket(const std::vector<const DispatchRow*>& rows, int6
     if (covers && (!best || r->m_max < best->m_max)) best = r;
   }
   return best ? best : (is_default ? largest : nullptr);
-}
-
-// split_k = 0 in a row means "enough CTAs to fill the GPU": at least kTargetCtas CTAs over the N tiles
-// (measured on the H200 with the decode family, tools/tune.py 2026-11-30: 64 N tiles ran fastest at
-// split_k 3, 512 tiles at 1), and no more slices than K tiles.
-int32_t auto_split_k(const KernelRecord& k, const Query& q) {
-  constexpr int64_t kTargetCtas = 192;
-  const int64_t n_tiles = std::max<int64_t>(1, (q.N + k.tile_n - 1) / std::max(1, k.tile_n));
-  const int64_t k_tiles = std::max<int64_t>(1, q.K / std::max(1, k.tile_k));
-  const int64_t split = std::min((kTargetCtas + n_tiles - 1) / n_tiles, k_tiles);
-  return static_cast<int32_t>(std::clamp<int64_t>(split, 1, 64));
 }
 
 // The rows whose kernel (present in the table) reads weights in `layout`.

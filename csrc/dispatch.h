@@ -41,6 +41,9 @@ struct Choice {
 // query (arch without kernels, dtype combination not built, alignment not met).
 Choice choose_kernel(const KernelTable& table, const Query& q);
 
+// The split_k of a row with split_k = 0: about 192 CTAs over the N tiles, at most one slice per K tile.
+int32_t auto_split_k(const KernelRecord& k, const Query& q);
+
 // Appends a tuner-ready CSV row when FLYGEMM_LOG_MISSES names a file.
 void log_miss(const Query& q, const Choice& c);
 

@@ -204,6 +204,26 @@ def test_smem_ring_kernels_over_many_rounds(op, monkeypatch):
 
 
 @requires_cuda
+@pytest.mark.parametrize("op", ["gemm_a8w8", "gemm_a8w8_blockscale"])
+def test_wgmma_kernels_over_many_rounds(op, monkeypatch):
+    """The wgmma decode kernels (meta mma wgmma...) over K = 7168 (14 rounds per CTA: both
+    activation buffers and weight register sets reused many times), ragged N (rows past N clamped),
+    M = 1 / 7 / 16 (one or two token tiles of the B operand), split_k 1 and one that does not divide
+    the K tiles, per-token and per-tensor scales."""
+    wg = [k for k in decode_kernels(op) if str(k["meta"].get("mma", "")).startswith("wgmma")]
+    if not wg:
+        pytest.skip(f"no wgmma decode kernel for {op} in this build")
+    N, K = 272, 7168
+    variants = ["rowwise", "per_tensor"] if op == "gemm_a8w8" else ["rowwise"]
+    for k in wg:
+        kt = -(-K // k["tile"][2])
+        for variant in variants:
+            for s in sorted({1, non_dividing_split(kt)}):
+                for M in (1, 7, 16):
+                    check_case(op, M, N, K, k["name"], s, monkeypatch, variant=variant)
+
+
+@requires_cuda
 def test_a8w8_per_tensor_scales(monkeypatch):
     skip_unless_built("gemm_a8w8")
     for M in (1, 16):

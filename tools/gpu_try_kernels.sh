@@ -5,6 +5,7 @@
 # under a time limit and writes its log straight into $OUT as it goes (a hung kernel or a slow
 # step must not cost the other steps' results); everything is also packed into $OUT/try.tgz.
 #   FLYGEMM_TRY_K          pytest -k expression selecting the new kernels' tests (e.g. pp)
+#   FLYGEMM_TRY_TESTS      test files (default tests/test_gpu_cuda_kernels.py)
 #   FLYGEMM_TRY_MATCH      substring of the kernel names for the sanitizers (e.g. .pp.; empty: skip)
 #   FLYGEMM_TRY_SAN_TOOLS  sanitizer tools (default: racecheck memcheck)
 #   FLYGEMM_TRY_SAN_SHAPES sanitizer shapes (default: more tiles than 2 x 132 at 128x128)
@@ -16,7 +17,7 @@ mkdir -p "$FINAL"
 export OUT=$(mktemp -d)
 PY=${PYTHON:-python3}
 read -r LIM_CHECK LIM_SAN LIM_TUNE <<< "${FLYGEMM_TRY_LIMITS:-240 90 180}"
-export FLYGEMM_TEST_ARGS="tests/test_gpu_cuda_kernels.py -k ${FLYGEMM_TRY_K:?set FLYGEMM_TRY_K}"
+export FLYGEMM_TEST_ARGS="${FLYGEMM_TRY_TESTS:-tests/test_gpu_cuda_kernels.py} -k ${FLYGEMM_TRY_K:?set FLYGEMM_TRY_K}"
 export FLYGEMM_BENCH_ARGS=${FLYGEMM_BENCH_ARGS:-"--no-check --ops gemm_a8w8 --shapes 8192x8192x8192"}
 note() { echo "$*" | tee -a "$FINAL/summary.txt"; }
 timeout "$LIM_CHECK" bash tools/gpu_check.sh > "$FINAL/check.txt" 2>&1

@@ -206,5 +206,49 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
                              "shl.b32 u, t, 22; add.u32 u, u, 0x3F000000; setp.lt.u32 p, t, 2;\n"
                              "@p mul.lo.u32 u, t, 0x3F000000; or.b32 $0, u, s; }", "=r,r"))
 
+    def sts_b32(addr, v):
+        _asm([], [Int32(addr), Int32(v)], "st.shared.b32 [$0], $1;", "r,r", side=True)
+
+    # ---- wgmma (sm_90a warpgroup MMA) with the A operand in registers, for the decode kernels
+    def fence_proxy_async():
+        """Makes this thread's st.shared writes visible to the async proxy (wgmma operand reads)."""
+        _asm([], [], "fence.proxy.async.shared::cta;", "", side=True)
+
+    def wgmma_fence():
+        """Orders this thread's register writes (A fragments) before the next wgmma."""
+        _asm([], [], "wgmma.fence.sync.aligned;", "", side=True)
+
+    def wgmma_commit():
+        _asm([], [], "wgmma.commit_group.sync.aligned;", "", side=True)
+
+    def wgmma_wait(regs):
+        """Waits for every committed wgmma group of this warpgroup; the accumulator registers pass
+        through the asm so that nothing reads them before the wait."""
+        n = len(regs)
+        cons = ",".join(["=f"] * n) + "," + ",".join(str(i) for i in range(n))
+        r = _asm([T.f32()] * n, [Float32(x) for x in regs], "wgmma.wait_group.sync.aligned 0;", cons,
+                 side=True)
+        return [Float32(x) for x in (r if n > 1 else [r])]
+
+    def smem_desc_kmajor(addr, lbo, sbo):
+        """wgmma shared-memory matrix descriptor, K-major without swizzle: start address, LBO (byte
+        distance of core matrices adjacent along K), SBO (along M/N), all >> 4."""
+        lo = bop("or.b32", band(bshr(addr, 4), 0x3FFF), (lbo >> 4) << 16)
+        return Int64(_asm([T.i64()], [Int32(lo), Int32(sbo >> 4)], "mov.b64 $0, {$1, $2};", "=l,r,r"))
+
+    def wgmma_e4m3(n, d, a, desc, accumulate):
+        """D[64 x n] (+)= A[64 x 32] (registers: 4 words of e4m3) x B[32 x n] (smem descriptor), f32
+        accumulate; `accumulate` (0/1) is wgmma's scale-d. n = 8 or 16."""
+        nd = n // 2
+        dl = "{" + ",".join(f"${i}" for i in range(nd)) + "}"
+        al = "{" + ",".join(f"${2 * nd + i}" for i in range(4)) + "}"
+        text = ("{ .reg .pred p; setp.ne.b32 p, $%d, 0;\n"
+                "wgmma.mma_async.sync.aligned.m64n%dk32.f32.e4m3.e4m3 %s, %s, $%d, p, 1, 1; }"
+                % (2 * nd + 5, n, dl, al, 2 * nd + 4))
+        cons = (",".join(["=f"] * nd) + "," + ",".join(str(i) for i in range(nd)) + ",r,r,r,r,l,r")
+        r = _asm([T.f32()] * nd, [Float32(x) for x in d] + [Int32(x) for x in a]
+                 + [Int64(desc), Int32(accumulate)], text, cons, side=True)
+        return [Float32(x) for x in r]
+
     return types.SimpleNamespace(**{name: fn for name, fn in locals().items() if callable(fn)
                                     and name not in ("Float32", "Int32", "Int64", "T")})

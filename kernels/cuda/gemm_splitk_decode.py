@@ -37,6 +37,16 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     is staged. To keep the bf16 scale factors representable the weight is scaled by 2^-48 and
     the activation by 2^48 (products exact): exact for E8M0 weight scale bytes <= 176 (2^49)
     and activation scale bytes <= 206; larger scales overflow to inf (like the data would).
+  * mma=wgmma (the .wg kernels; fp8 and blockscale): a warpgroup (4 warps along N, tile_n 64) issues
+    wgmma.m64n{8,16}k32.f32.e4m3.e4m3 with the weight vectors as the register A operand (the quad
+    {a0..a3} = words of rows g / g+8, wg_a_quad) and the raw e4m3 activation as the shared-memory B
+    operand, staged in the no-swizzle K-major core-matrix layout that matches the A remap
+    (wg_act_word_offset; fence.proxy.async before the round's barrier). No conversion and one tensor
+    instruction per 64 x 32 weights (the sync path: 8 HMMAs and 32 F2FP). Each 128-wide k block
+    chains 4 wgmmas into a fresh fp32 temporary, added (x block scales) after wgmma.wait_group:
+    the tensor core's fp8 accumulation is not full fp32, so it never sums more than 128 products.
+    Measured on the H200 (2026-11-30): fp8 1 x 16384 x 7168 29.5 us kernel time (93% of copy
+    bandwidth) against 35 us for the best mma.sync kernel; see docs/PERF.md.
   * CTA = warps_n x warps_k warps; warp (wn, wk) owns `groups` 16-row weight groups and every
     warps_k-th k-tile of the CTA's split-K slice. The slice is processed in rounds of warps_k
     k-tiles: the activation of a round (tile_m x warps_k*tile_k, converted to bf16/f16) sits in
@@ -101,13 +111,40 @@ _SMEM_EB = 2
 # conflict-free (see _Config.__init__)
 _ROW_PAD = {"bf16": 64, "fp8": 16, "fp8blk": 16, "mxfp8": 16, "mxfp4": 32}
 SMEM_LIMIT = 227 * 1024
+# wgmma B operand (mma=wgmma): K-major without swizzle; core matrices (8 token rows x 16 bytes) are
+# WG_LBO bytes apart along K and WG_SBO bytes apart along the tokens
+WG_LBO, WG_SBO = 128, 256
+
+
+def lane_vector_col(u, t, ve):
+    """First k column (inside the warp's k-tile) of lane t's 16-byte weight vector u: the 4 lanes of
+    a row read 64 contiguous bytes per load instruction."""
+    return (u * 4 + t) * ve
+
+
+def wg_a_quad(u, hh, v):
+    """mma=wgmma: the weight registers (indices into the round's 2 rows x v vectors x 4 words) that
+    form wgmma's A fragment {a0, a1, a2, a3} for k32 step 2u + hh: words 2hh, 2hh + 1 of vector u of
+    rows g (h = 0: a0, a2) and g + 8 (h = 1: a1, a3); a0/a1 hold k 4t.., a2/a3 k 16 + 4t..."""
+    return [(h * v + u) * 4 + 2 * hh + w for w in (0, 1) for h in (0, 1)]
+
+
+def wg_act_word_offset(j, m, q, tk, v, bstep):
+    """mma=wgmma: byte offset in the round's activation buffer of word q of raw 16-byte chunk j
+    (round columns 16j..16j+15) of token m: the chunk is vector u of lane t of warpgroup wg, so its
+    word q is A-fragment word (hh, w) = (q // 2, q % 2) of step 2u + hh (see wg_a_quad); the B tile
+    of (wg, step) is bstep bytes, token group m // 8 at WG_SBO, core matrix w at WG_LBO, k 4t.."""
+    wg = j // (tk // 16)
+    v16 = j - wg * (tk // 16)
+    return ((wg * 2 * v + 2 * (v16 // 4) + q // 2) * bstep + (m // 8) * WG_SBO + (q % 2) * WG_LBO
+            + (m % 8) * 16 + (v16 % 4) * 4)
 
 
 class Config:
     """Static description of one specialization (pure Python)."""
 
     def __init__(self, op, in_dtype=None, out_dtype="bf16", tile_m=16, tile_n=32, tile_k=0,
-                 warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0):
+                 warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync"):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         self.op = op
@@ -158,11 +195,31 @@ class Config:
         if self.w_stages and self.mode in ("mxfp8", "mxfp4"):
             raise ValueError(f"{FAMILY}: w_stages is implemented for bf16 / fp8 / blockscale only")
 
+        # mma = "wgmma" (the .wg kernels, fp8 / blockscale): each warpgroup (4 warps along N, 64
+        # weight rows) runs wgmma.m64n{8,16}k32 e4m3 with the weights as the register A operand and
+        # the raw e4m3 activation as the shared-memory B operand: no e4m3 -> f16 conversion and one
+        # tensor instruction per 64 x 32 weights instead of eight HMMAs plus 32 conversions.
+        self.mma = str(mma)
+        if self.mma not in ("sync", "wgmma"):
+            raise ValueError(f"{FAMILY}: mma must be 'sync' or 'wgmma', got {mma!r}")
+        if self.mma == "wgmma":
+            if self.mode not in ("fp8", "fp8blk"):
+                raise ValueError(f"{FAMILY}: mma=wgmma is implemented for fp8 and blockscale only")
+            if self.groups != 1 or self.warps_n != 4:
+                raise ValueError(f"{FAMILY}: mma=wgmma needs groups=1 and tile_n=64 (one warpgroup)")
+            if self.V % 2 or self.w_stages:
+                raise ValueError(f"{FAMILY}: mma=wgmma needs tile_k a multiple of 128 and w_stages=0")
+
         self.round_k = self.warps_k * tk  # activation columns per round
         self.a_row_stride = self.round_k * _SMEM_EB + _ROW_PAD[self.mode]
         # mxfp8: one extra all-zero row; lanes of the "other" block read their fragments there
         self.a_rows = self.tile_m + (1 if self.mode == "mxfp8" else 0)
         self.a_buf_bytes = self.a_rows * self.a_row_stride
+        if self.mma == "wgmma":
+            # raw e4m3 in wgmma's no-swizzle K-major core-matrix layout: per (warpgroup, k32 step)
+            # a tile of tile_m/8 token groups (SBO 256 B) x 2 core matrices along K (LBO 128 B)
+            self.b_step_bytes = 32 * self.tile_m
+            self.a_buf_bytes = self.round_k * self.tile_m
         raw_row = self.round_k * 16 // self.ve  # raw activation bytes per row per round
         self.a_chunks = self.tile_m * raw_row // 16  # 16-byte raw chunks per round
         self.a_chunks_per_thread = -(-self.a_chunks // self.threads)
@@ -188,7 +245,7 @@ class Config:
     @staticmethod
     def from_spec(spec: dict) -> "Config":
         p = dict(spec.get("params") or {})
-        unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages"}
+        unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma"}
         if unknown:  # a misspelt parameter would otherwise build the default kernel under its name
             raise ValueError(f"{FAMILY}: unknown params {sorted(unknown)}")
         return Config(
@@ -198,7 +255,7 @@ class Config:
             tile_k=spec.get("tile_k", 0),
             warps_k=p.get("warps_k", 4), groups=p.get("groups", 1),
             l2_prefetch=p.get("l2_prefetch", 128), min_blocks=p.get("min_blocks", 2),
-            w_stages=p.get("w_stages", 0),
+            w_stages=p.get("w_stages", 0), mma=p.get("mma", "sync"),
         )
 
     def meta(self) -> dict:
@@ -214,7 +271,8 @@ class Config:
             "w_stages": self.w_stages,
             "w_bytes_in_flight_per_cta_smem_ring": max(self.w_stages - 1, 0) * self.w_stage_bytes,
             "min_blocks_per_sm": self.min_blocks,
-            "mma": "mma.sync m16n8k16 " + ("bf16" if self.mode in ("bf16", "mxfp4") else "f16 (e4m3 converted)"),
+            "mma": (f"wgmma.m64n{self.tile_m}k32 e4m3 (A in registers)" if self.mma == "wgmma" else
+                    "mma.sync m16n8k16 " + ("bf16" if self.mode in ("bf16", "mxfp4") else "f16 (e4m3 converted)")),
             "max_split_k": MAX_SPLIT_K,
         }
 
@@ -232,6 +290,9 @@ def _make_kernel_class(cfg: Config):
     P = ptx.helpers(cfg.l2_prefetch)
     (_asm, bop, band, bshr, bshl, umul, umin, umax, hmul_bf16x2, bits_f32, ldg_w, ldg_a, ldg_u8_p, ldg_u8, ldg_f32, lds_v4, lds_v2f, lds_f32, sts_v4, sts_f32, stg_f32, stg_bf16, ld_f32, ld_f32_plain, mma, e4m3x4_to_f16, e8m0_f32, e8m0_f32_packed, e2m1x8_to_bf16, bf16x2_pow2, b2i, cp_async_16, cp_async_commit, cp_async_wait) = (
         getattr(P, n) for n in ('_asm', 'bop', 'band', 'bshr', 'bshl', 'umul', 'umin', 'umax', 'hmul_bf16x2', 'bits_f32', 'ldg_w', 'ldg_a', 'ldg_u8_p', 'ldg_u8', 'ldg_f32', 'lds_v4', 'lds_v2f', 'lds_f32', 'sts_v4', 'sts_f32', 'stg_f32', 'stg_bf16', 'ld_f32', 'ld_f32_plain', 'mma', 'e4m3x4_to_f16', 'e8m0_f32', 'e8m0_f32_packed', 'e2m1x8_to_bf16', 'bf16x2_pow2', 'b2i', 'cp_async_16', 'cp_async_commit', 'cp_async_wait'))
+    sts_b32, fence_proxy_async, wgmma_fence, wgmma_commit, wgmma_wait, smem_desc_kmajor, wgmma_e4m3 = (
+        P.sts_b32, P.fence_proxy_async, P.wgmma_fence, P.wgmma_commit, P.wgmma_wait, P.smem_desc_kmajor,
+        P.wgmma_e4m3)
 
     # ------------------------------------------------------------------ static configuration
     mode = cfg.mode
@@ -253,6 +314,8 @@ def _make_kernel_class(cfg: Config):
     WS = cfg.w_stages                 # smem weight ring depth (0: register double buffer)
     WSTAGE = cfg.w_stage_bytes
     OPT = cfg.out_per_thread
+    WG = cfg.mma == "wgmma"
+    BSTEP = getattr(cfg, "b_step_bytes", 0)   # smem bytes of one (warpgroup, k32 step) B tile
     kind = "bf16" if mode in ("bf16", "mxfp4") else "f16"
     LDS_PER_VEC = VE * _SMEM_EB // 16   # 16-byte smem reads per vector of activation
     STEPS = VE // 4                     # k16 mma steps per vector pair (rows g, g+8)
@@ -289,7 +352,7 @@ def _make_kernel_class(cfg: Config):
                 for h in cutlass.range_constexpr(2):
                     row = rows[gi * 2 + h]
                     for u in cutlass.range_constexpr(V if weights else 0):
-                        kel = cutlass.max(cutlass.min(kt * TK + (u * 4 + t) * VE, kend - VE), 0)
+                        kel = cutlass.max(cutlass.min(kt * TK + lane_vector_col(u, t, VE), kend - VE), 0)
                         addr = w + Int64(row) * (Int64(K) * 16 // VE) + Int64(kel) * 16 // VE
                         vec = (gi * 2 + h) * V + u
                         if cutlass.const_expr(slot is not None):
@@ -357,7 +420,14 @@ def _make_kernel_class(cfg: Config):
                 m = c // CPR
                 j = c - m * CPR
                 dst = abuf + m * STRIDE + j * (VE * _SMEM_EB)
-                if c < NCH:
+                if cutlass.const_expr(WG):
+                    # raw chunk j = k-tile columns 16 v16 .. of warpgroup wg; its word q is the
+                    # A-fragment word (half hh = q // 2, register a0/a2 by q % 2) of lane t = v16 % 4
+                    # for vector u = v16 // 4, i.e. k32 step 2u + hh at k 16 (q % 2) + 4t
+                    if c < NCH:
+                        for q in cutlass.range_constexpr(4):
+                            sts_b32(abuf + wg_act_word_offset(j, m, q, TK, V, BSTEP), anext[i * 4 + q])
+                elif c < NCH:
                     if cutlass.const_expr(mode == "bf16"):
                         sts_v4(dst, [anext[i * 4 + q] for q in range(4)])
                     elif m < m_rows:
@@ -382,6 +452,8 @@ def _make_kernel_class(cfg: Config):
                     e = tid + i * THREADS
                     if e < SAE:
                         sts_f32(sabuf + e * 4, asnext[i])
+            if cutlass.const_expr(WG):
+                fence_proxy_async()  # the wgmmas read these bytes through the async proxy
 
         @cute.jit
         def round_(self, cx, r, wcur, scur, wnext, snext, abuf, sabuf, abuf_n, sabuf_n):
@@ -415,7 +487,9 @@ def _make_kernel_class(cfg: Config):
                     for j in cutlass.range_constexpr(4):
                         wcur[vec * 4 + j] = v[j]
 
-            for u in cutlass.range_constexpr(V):
+            if cutlass.const_expr(WG):
+                self.round_wgmma(cx, wcur, scur, abuf, sabuf)
+            for u in cutlass.range_constexpr(0 if WG else V):
                 # weight fragments (A operand) of rows g and g+8 of every group, converted
                 wfs = []
                 for gi in cutlass.range_constexpr(G):
@@ -496,6 +570,41 @@ def _make_kernel_class(cfg: Config):
             # raw activation of the next round -> the other buffer; one barrier per round
             self.store_a(anext, asnext, abuf_n, sabuf_n, cx.m_rows, tid)
             cute.arch.sync_threads()
+
+        @cute.jit
+        def round_wgmma(self, cx, wcur, scur, abuf, sabuf):
+            """The compute of one round with wgmma (mma=wgmma): per 128-wide k block, four k32 steps
+            into a fresh fp32 temporary (the tensor core's fp8 accumulation is not full fp32, so the
+            temporaries are added in fp32), then acc += temporary (x the block scales).
+
+            Step s = 2u + hh uses bytes 8hh..8hh+7 of vector u of rows g (a0, a2) and g+8 (a1, a3):
+            the k order inside a step is remapped, and store_a lays the activation out to match."""
+            acc, t, wk = cx.acc, cx.t, cx.wk
+            desc0 = smem_desc_kmajor(abuf + wk * 2 * V * BSTEP, WG_LBO, WG_SBO)
+            wgmma_fence()
+            tmps = []
+            for j in cutlass.range_constexpr(V // 2):
+                d = [Float32(0.0)] * (TM // 2)
+                for s4 in cutlass.range_constexpr(4):
+                    step = 4 * j + s4
+                    u = step // 2
+                    hh = step % 2
+                    a = [wcur[i] for i in wg_a_quad(u, hh, V)]
+                    d = wgmma_e4m3(TM, d, a, desc0 + Int64(step * BSTEP // 16), 1 if s4 > 0 else 0)
+                wgmma_commit()
+                tmps += d
+            tmps = wgmma_wait(tmps)
+            for j in cutlass.range_constexpr(V // 2):
+                for mt in cutlass.range_constexpr(MT):
+                    if cutlass.const_expr(mode == "fp8blk"):
+                        kbl = (wk * TK) // 128 + j
+                        sa2 = lds_v2f(sabuf + (kbl * TM + mt * 8 + 2 * t) * 4)
+                        sw = scur[j]
+                        for c in cutlass.range_constexpr(4):
+                            acc[mt * 4 + c] = acc[mt * 4 + c] + tmps[j * (TM // 2) + mt * 4 + c] * (sw * sa2[c % 2])
+                    else:
+                        for c in cutlass.range_constexpr(4):
+                            acc[mt * 4 + c] = acc[mt * 4 + c] + tmps[j * (TM // 2) + mt * 4 + c]
 
         # -------------------------------------------------------------- main kernel
         @cute.kernel

@@ -1,0 +1,121 @@
+"""The wgmma decode kernels' operand layouts without a GPU (kernels/cuda/gemm_splitk_decode.py,
+mma=wgmma): the kernel's own index helpers (lane_vector_col, wg_a_quad, wg_act_word_offset, WG_LBO /
+WG_SBO) are run through a model of what the hardware does with them, and the result must be the
+plain product W @ X^T of one round. The model is written from the PTX / CuTe definitions, not from
+the kernel:
+  * wgmma A from registers, 8-bit types (CuTe ALayout_64x32): thread (warp wi, lane 4g + t),
+    register r = v1 + 2 v2, byte v0 holds A[16 wi + g + 8 v1][4 t + v0 + 16 v2];
+  * B from shared memory, K-major, no swizzle: element (k, n) of a k32 step tile lies at
+    (k // 16) * LBO + (n // 8) * SBO + (n % 8) * 16 + k % 16.
+A wrong permutation in either helper changes the sum's pairing of weights with activations and the
+products no longer match."""
+import importlib.util
+import pathlib
+import random
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def load_family():
+    spec = importlib.util.spec_from_file_location(
+        "gemm_splitk_decode_layout", ROOT / "kernels/cuda/gemm_splitk_decode.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+fam = load_family()
+
+
+def lane_words(row, col0):
+    """The 4 words (4 values each) of a 16-value fp8 vector starting at column col0 of row."""
+    return [[row[col0 + 4 * w + b] for b in range(4)] for w in range(4)]
+
+
+def emulate_round(W, X, tile_m, V, warps_k):
+    """D[64][tile_m] of one round as the kernel computes it (fp8: 16 values per 16-byte vector)."""
+    TK = 4 * V * 16
+    bstep = 32 * tile_m
+    round_k = warps_k * TK
+    # activation staging: raw 16-byte chunks -> words at wg_act_word_offset
+    smem = {}
+    for m in range(tile_m):
+        for j in range(round_k // 16):
+            for q in range(4):
+                base = fam.wg_act_word_offset(j, m, q, TK, V, bstep)
+                for b in range(4):
+                    assert base + b not in smem, "two activation bytes share a shared-memory byte"
+                    smem[base + b] = X[m][16 * j + 4 * q + b]
+    assert len(smem) == tile_m * round_k and max(smem) < round_k * tile_m  # dense, inside the buffer
+    D = [[0] * tile_m for _ in range(64)]
+    for wk in range(warps_k):
+        # registers: each thread holds rows g, g + 8 of its warp's 16, V vectors per row
+        regs = {}
+        for wi in range(4):
+            for lane in range(32):
+                g, t = lane // 4, lane % 4
+                words = []
+                for h in range(2):
+                    row = W[16 * wi + g + 8 * h]
+                    for u in range(V):
+                        words += lane_words(row, wk * TK + fam.lane_vector_col(u, t, 16))
+                regs[wi, lane] = words
+        for step in range(2 * V):
+            u, hh = step // 2, step % 2
+            quad = fam.wg_a_quad(u, hh, V)
+            A = [[None] * 32 for _ in range(64)]
+            for (wi, lane), words in regs.items():
+                g, t = lane // 4, lane % 4
+                for r, idx in enumerate(quad):
+                    v1, v2 = r % 2, r // 2
+                    for v0 in range(4):
+                        A[16 * wi + g + 8 * v1][4 * t + v0 + 16 * v2] = words[idx][v0]
+            start = (wk * 2 * V + step) * bstep
+            for n in range(tile_m):
+                col = [smem[start + (k // 16) * fam.WG_LBO + (n // 8) * fam.WG_SBO + (n % 8) * 16 + k % 16]
+                       for k in range(32)]
+                for mrow in range(64):
+                    D[mrow][n] += sum(A[mrow][k] * col[k] for k in range(32))
+    return D
+
+
+@pytest.mark.parametrize("tile_m", [8, 16])
+def test_wgmma_operand_layouts_compute_the_round_product(tile_m):
+    V, warps_k = 4, 2
+    round_k = warps_k * 4 * V * 16
+    rnd = random.Random(tile_m)
+    W = [[rnd.randint(-7, 7) for _ in range(round_k)] for _ in range(64)]
+    X = [[rnd.randint(-7, 7) for _ in range(round_k)] for _ in range(tile_m)]
+    D = emulate_round(W, X, tile_m, V, warps_k)
+    want = [[sum(W[r][k] * X[n][k] for k in range(round_k)) for n in range(tile_m)] for r in range(64)]
+    assert D == want
+
+
+def test_wgmma_quads_use_every_weight_word_once():
+    V = 4
+    used = sorted(i for step in range(2 * V) for i in fam.wg_a_quad(step // 2, step % 2, V))
+    assert used == list(range(2 * V * 4))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(op="gemm_mxfp4", tile_m=8, tile_n=64, tile_k=256, warps_k=2), "fp8 and blockscale only"),
+    (dict(op="gemm_a16w16", tile_m=8, tile_n=64, tile_k=128, warps_k=2), "fp8 and blockscale only"),
+    (dict(op="gemm_a8w8", tile_m=8, tile_n=32, tile_k=256, warps_k=2), "tile_n=64"),
+    (dict(op="gemm_a8w8", tile_m=8, tile_n=64, tile_k=256, warps_k=2, groups=2), "tile_n"),
+    (dict(op="gemm_a8w8", tile_m=8, tile_n=64, tile_k=64, warps_k=2), "multiple of 128"),
+    (dict(op="gemm_a8w8", tile_m=8, tile_n=64, tile_k=256, warps_k=2, w_stages=3, min_blocks=1), "w_stages=0"),
+])
+def test_wgmma_config_refuses_what_it_does_not_implement(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        fam.Config(mma="wgmma", **kwargs)
+
+
+def test_wgmma_config_sizes_the_raw_activation_buffer():
+    cfg = fam.Config(op="gemm_a8w8_blockscale", tile_m=16, tile_n=64, tile_k=256, warps_k=2, mma="wgmma")
+    assert cfg.a_buf_bytes == 2 * 256 * 16  # raw e4m3, one byte per value
+    assert cfg.b_step_bytes == 32 * 16
+    assert cfg.meta()["mma"].startswith("wgmma.m64n16k32")
+    with pytest.raises(ValueError, match="mma must be"):
+        fam.Config(op="gemm_a8w8", mma="tcgen05")
