@@ -161,6 +161,36 @@ def test_paired_tuning_ranks_by_ratio_to_torch_so_drift_cannot_pick_the_winner(m
     assert min(rows, key=tune.rank)["kernel"] == "k_last"              # ...best by paired ratio
     assert min(rows, key=tune.rank)["ratio"] == pytest.approx(100.0 / 97.0)
 
+def test_paired_tuning_ignores_a_torch_outlier_in_one_pair(monkeypatch):
+    """One pair times torch 4x slower than every other pair (seen on the H200 at M = 128: 51 vs 13 us);
+    its candidate, truly the slowest, must not win on that pair's ratio."""
+    import torch
+    tune = _load_tools_module("tune")
+    monkeypatch.setattr(tune, "candidates", lambda *a, **k: [("k_a", 1), ("k_slow", 1), ("k_b", 1)])
+    state = {"forced": None}
+    real_fn = tune.flygemm.gemm_a16w16
+
+    def spy(*args, **kwargs):
+        state["forced"] = os.environ.get("FLYGEMM_FORCE_KERNEL", "")
+        return real_fn(*args, **kwargs)
+
+    def pair(fn_a, fn_b, device, rep_ms=400.0):
+        fn_a()
+        fn_b()
+        if state["forced"].startswith("k_slow"):
+            return 150.0, 400.0
+        return (100.0 if state["forced"].startswith("k_a") else 101.0), 100.0
+
+    monkeypatch.setattr(tune.flygemm, "gemm_a16w16", spy)
+    monkeypatch.setattr(tune.bench, "time_pair_us", pair)
+    monkeypatch.setattr(tune.bench, "time_us", lambda fn, device, rep_ms=200.0, dirty_flush=False: 100.0)
+    rows = tune.tune_shape("gemm_a16w16", "-", 4, 32, 64, torch.device("cpu"), torch.Generator().manual_seed(0),
+                           [1], passes=1, paired=True)
+    assert min(rows, key=tune.rank)["kernel"] == "k_a"
+    slow = next(r for r in rows if r["kernel"] == "k_slow")
+    assert slow["ratio"] == pytest.approx(100.0 / 150.0)   # the median torch time, not the outlier
+
+
 def test_time_pair_runs_both_sides_and_returns_their_times_in_order():
     import time as _time
     import torch

@@ -84,12 +84,14 @@ def make_operands(op, M, N, K, seed, device="cuda", variant="rowwise"):
         a, sa = quant.quantize_fp8_blockscale_act(x)
         w, sw = quant.quantize_fp8_blockscale_weight(wf)
         return (a, w, sa, sw), bias
-    if op == "gemm_mxfp8":
-        a, sa = quant.quantize_mxfp8(x)
-        w, sw = quant.quantize_mxfp8(wf)
-        return (a, w, sa, sw), bias
-    a, sa = quant.quantize_mxfp4(x)
-    w, sw = quant.quantize_mxfp4(wf)
+    quantize = quant.quantize_mxfp8 if op == "gemm_mxfp8" else quant.quantize_mxfp4
+    a, sa = quantize(x)
+    w, sw = quantize(wf)
+    if variant == "random_scales":
+        # every 32-block its own E8M0 exponent (2^-9 .. 2^9): a scale applied to the wrong block shows
+        def rand_scales(s):
+            return torch.randint(118, 137, s.shape, generator=g, device=device, dtype=torch.uint8).view(s.dtype)
+        sa, sw = rand_scales(sa), rand_scales(sw)
     return (a, w, sa, sw), bias
 
 
@@ -224,6 +226,20 @@ def test_wgmma_kernels_over_many_rounds(op, monkeypatch):
 
 
 @requires_cuda
+@pytest.mark.parametrize("op", ["gemm_mxfp8", "gemm_mxfp4"])
+def test_mx_decode_random_block_scales(op, monkeypatch):
+    """MX decode with a random E8M0 exponent per 32-block of A and W (quantized data keeps the
+    block exponents of a row within a few binades; here they spread over 18), M = 1 / 16, the
+    table's kernel and split_k and a split_k that does not divide the K tiles."""
+    skip_unless_built(op)
+    N, K = 2048, 7168
+    for M in (1, 16):
+        kernel, split_k = table_choice(op, M, N, K)
+        for s in sorted({split_k, 3}):
+            check_case(op, M, N, K, kernel, s, monkeypatch, variant="random_scales")
+
+
+@requires_cuda
 def test_a8w8_per_tensor_scales(monkeypatch):
     skip_unless_built("gemm_a8w8")
     for M in (1, 16):
@@ -283,27 +299,27 @@ def test_decode_cuda_graph_replay(op, split_k, monkeypatch):
     assert rel_fro(out_static, ref) <= 1e-2
 
 
-# (op, M) whose default row is measured to go to the 64-row tensor-core tile instead (sm_90a.csv:
-# fp8 at 8 < M <= 16, from the 2026-11-30 decode sweep)
-TENSOR_CORE_DEFAULT = {("gemm_a8w8", 16): "gemm_a8w8.fp8_e4m3fn.bf16.t64x128x128.sm90a"}
+# (op, M) whose default row is measured to go to the wgmma decode kernels (sm_90a.csv, seventh session
+# of 2026-11-30: forced-vs-table bench over the decode-sweep layers)
+WGMMA_DEFAULT = {("gemm_a8w8", 8): ".m8n64.wg.", ("gemm_a8w8", 16): ".m16n64.wg.",
+                 ("gemm_a8w8_blockscale", 8): ".m8n64.wg.", ("gemm_a8w8_blockscale", 16): ".m16n64.wg."}
 
 
 @requires_cuda
 def test_decode_is_the_default_for_small_m():
-    """The default rows send M <= 16 of every op of this family to a decode kernel, except where the
-    sweep measured the 64-row tensor-core tile faster (TENSOR_CORE_DEFAULT). Shapes with measured
-    rows (tools/tune.py) follow their measurement instead, so only untuned shapes are checked here."""
+    """The default rows send M <= 16 of every op of this family to a decode kernel, the fp8 and
+    blockscale ones to the wgmma kernels (WGMMA_DEFAULT). Shapes with measured rows (tools/tune.py)
+    follow their measurement instead, so only untuned shapes are checked here."""
     for op in OPS:
         if not decode_kernels(op):
             continue
         for M in (1, 8, 16):
             for N, K in [(272, 1056), (4104, 3072)]:
                 c = flygemm.explain(op, M, N, K, IN_DTYPE[op], "cuda")
-                want = TENSOR_CORE_DEFAULT.get((op, M))
-                if want:
-                    assert c["kernel"] == want, (op, M, N, K, c)
-                else:
-                    assert c["kernel"].startswith(FAMILY), (op, M, N, K, c)
+                assert c["kernel"].startswith(FAMILY), (op, M, N, K, c)
+                bucket = 8 if M <= 8 else 16
+                if (op, bucket) in WGMMA_DEFAULT:
+                    assert WGMMA_DEFAULT[op, bucket] in c["kernel"], (op, M, N, K, c)
 
 
 @requires_cuda

@@ -75,7 +75,7 @@ def tune_shape(op: str, variant: str, M: int, N: int, K: int, device, gen, split
     cands = candidates(arch, op, in_name, out_name, split_ks, M)
     paired = paired and torch_us == torch_us  # a peer that ran
     times = {i: [] for i in range(len(cands))}
-    ratios = {i: [] for i in range(len(cands))}
+    peers = {i: [] for i in range(len(cands))}
     errs, failed = {}, set()
     for order in pass_orders(len(cands), passes):
         for i in order:
@@ -90,7 +90,7 @@ def tune_shape(op: str, variant: str, M: int, N: int, K: int, device, gen, split
                 if paired:
                     fly_us, peer_us = bench.time_pair_us(lambda: fn(*args), peer, device, rep_ms=120.0)
                     times[i].append(fly_us)
-                    ratios[i].append(peer_us / fly_us)
+                    peers[i].append(peer_us)
                 else:
                     times[i].append(bench.time_us(lambda: fn(*args), device, rep_ms=60.0))
             except RuntimeError as exc:
@@ -98,6 +98,7 @@ def tune_shape(op: str, variant: str, M: int, N: int, K: int, device, gen, split
                 failed.add(i)
             finally:
                 os.environ.pop("FLYGEMM_FORCE_KERNEL", None)
+    ratios = paired_ratios(times, peers)
     results = []
     for i, (name, split_k) in enumerate(cands):
         if i in failed or not times[i]:
@@ -110,6 +111,25 @@ def tune_shape(op: str, variant: str, M: int, N: int, K: int, device, gen, split
                             ratio=ratio, paired=bool(ratios[i]),
                             tflops=2.0 * M * N * K / us / 1e6, gbps=nbytes / us / 1e3))
     return results
+
+
+# A torch time in one pair further than this from the median of all pairs of the shape is an
+# outlier (on 2026-11-30 one pair timed torch at 51 us against 13-14 us in every other pair, and the
+# candidate it was paired with won at "1.76x" while it ran at half the speed of the best kernel).
+# Clock drift over a sweep stays far inside it (a few %).
+PEER_OUTLIER = 0.15
+
+
+def paired_ratios(times: dict, peers: dict) -> dict:
+    """torch/fly per pair; a pair whose torch time is an outlier uses the median torch time."""
+    all_peers = sorted(x for v in peers.values() for x in v)
+    if not all_peers:
+        return {i: [] for i in times}
+    med = all_peers[len(all_peers) // 2]
+    out = {}
+    for i, fly in times.items():
+        out[i] = [(pe if abs(pe / med - 1.0) <= PEER_OUTLIER else med) / f for f, pe in zip(fly, peers[i])]
+    return out
 
 
 def rank(row: dict):
