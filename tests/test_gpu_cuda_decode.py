@@ -84,12 +84,14 @@ def make_operands(op, M, N, K, seed, device="cuda", variant="rowwise"):
         a, sa = quant.quantize_fp8_blockscale_act(x)
         w, sw = quant.quantize_fp8_blockscale_weight(wf)
         return (a, w, sa, sw), bias
-    if op == "gemm_mxfp8":
-        a, sa = quant.quantize_mxfp8(x)
-        w, sw = quant.quantize_mxfp8(wf)
-        return (a, w, sa, sw), bias
-    a, sa = quant.quantize_mxfp4(x)
-    w, sw = quant.quantize_mxfp4(wf)
+    quantize = quant.quantize_mxfp8 if op == "gemm_mxfp8" else quant.quantize_mxfp4
+    a, sa = quantize(x)
+    w, sw = quantize(wf)
+    if variant == "random_scales":
+        # every 32-block its own E8M0 exponent (2^-9 .. 2^9): a scale applied to the wrong block shows
+        def rand_scales(s):
+            return torch.randint(118, 137, s.shape, generator=g, device=device, dtype=torch.uint8).view(s.dtype)
+        sa, sw = rand_scales(sa), rand_scales(sw)
     return (a, w, sa, sw), bias
 
 
@@ -204,17 +206,18 @@ def test_smem_ring_kernels_over_many_rounds(op, monkeypatch):
 
 
 @requires_cuda
-@pytest.mark.parametrize("op", ["gemm_a8w8", "gemm_a8w8_blockscale"])
+@pytest.mark.parametrize("op", ["gemm_a8w8", "gemm_a8w8_blockscale", "gemm_mxfp8", "gemm_mxfp4"])
 def test_wgmma_kernels_over_many_rounds(op, monkeypatch):
     """The wgmma decode kernels (meta mma wgmma...) over K = 7168 (14 rounds per CTA: both
     activation buffers and weight register sets reused many times), ragged N (rows past N clamped),
     M = 1 / 7 / 16 (one or two token tiles of the B operand), split_k 1 and one that does not divide
-    the K tiles, per-token and per-tensor scales."""
+    the K tiles, per-token and per-tensor scales; MX also with a random E8M0 exponent per block."""
     wg = [k for k in decode_kernels(op) if str(k["meta"].get("mma", "")).startswith("wgmma")]
     if not wg:
         pytest.skip(f"no wgmma decode kernel for {op} in this build")
     N, K = 272, 7168
-    variants = ["rowwise", "per_tensor"] if op == "gemm_a8w8" else ["rowwise"]
+    variants = {"gemm_a8w8": ["rowwise", "per_tensor"], "gemm_mxfp8": ["rowwise", "random_scales"],
+                "gemm_mxfp4": ["rowwise", "random_scales"]}.get(op, ["rowwise"])
     for k in wg:
         kt = -(-K // k["tile"][2])
         for variant in variants:
