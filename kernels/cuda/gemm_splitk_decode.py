@@ -744,6 +744,10 @@ def _make_kernel_class(cfg: Config):
                     e = tid + i * THREADS
                     if e < 2 * ABUF // 16:
                         sts_v4(sA + e * 16, [Int32(0)] * 4)
+                # the zeros cover the staged positions too: every thread's zeros must land before
+                # any thread stages round 0 there (without this barrier a late warp's zeros erased
+                # staged activation: wrong and non-reproducible sums)
+                cute.arch.sync_threads()
             if cutlass.const_expr(mode == "mxfp8" and not WGMX):
                 # the zero row (row TM) of both activation buffers
                 for i in cutlass.range_constexpr(-(-(2 * STRIDE // 16) // THREADS)):
