@@ -34,21 +34,30 @@ def lane_words(row, col0):
     return [[row[col0 + 4 * w + b] for b in range(4)] for w in range(4)]
 
 
-def emulate_round(W, X, tile_m, V, warps_k):
-    """D[64][tile_m] of one round as the kernel computes it (fp8: 16 values per 16-byte vector)."""
+def emulate_round(W, X, tile_m, V, warps_k, variants=1):
+    """D[variant][64][tile_m] of one round as the kernel computes it (fp8: 16 values per 16-byte
+    vector); MX (variants 2): the k32 steps against B tile 0 / 1 (zeros where the kernel never
+    writes: it zero-fills the buffer once)."""
     TK = 4 * V * 16
-    bstep = 32 * tile_m
+    bstep = 32 * tile_m * variants
     round_k = warps_k * TK
     # activation staging: raw 16-byte chunks -> words at wg_act_word_offset
     smem = {}
     for m in range(tile_m):
         for j in range(round_k // 16):
             for q in range(4):
-                base = fam.wg_act_word_offset(j, m, q, TK, V, bstep)
+                base = fam.wg_act_word_offset(j, m, q // 2, q % 2, TK, V, bstep, variants)
                 for b in range(4):
                     assert base + b not in smem, "two activation bytes share a shared-memory byte"
                     smem[base + b] = X[m][16 * j + 4 * q + b]
-    assert len(smem) == tile_m * round_k and max(smem) < round_k * tile_m  # dense, inside the buffer
+    assert len(smem) == tile_m * round_k and max(smem) < round_k * tile_m * variants  # inside the buffer
+    Ds = []
+    for var in range(variants):
+        Ds.append(emulate_variant(W, smem, tile_m, V, warps_k, TK, bstep, var * (bstep // variants)))
+    return Ds
+
+
+def emulate_variant(W, smem, tile_m, V, warps_k, TK, bstep, tile_offset):
     D = [[0] * tile_m for _ in range(64)]
     for wk in range(warps_k):
         # registers: each thread holds rows g, g + 8 of its warp's 16, V vectors per row
@@ -72,9 +81,9 @@ def emulate_round(W, X, tile_m, V, warps_k):
                     v1, v2 = r % 2, r // 2
                     for v0 in range(4):
                         A[16 * wi + g + 8 * v1][4 * t + v0 + 16 * v2] = words[idx][v0]
-            start = (wk * 2 * V + step) * bstep
+            start = (wk * 2 * V + step) * bstep + tile_offset
             for n in range(tile_m):
-                col = [smem[start + (k // 16) * fam.WG_LBO + (n // 8) * fam.WG_SBO + (n % 8) * 16 + k % 16]
+                col = [smem.get(start + (k // 16) * fam.WG_LBO + (n // 8) * fam.WG_SBO + (n % 8) * 16 + k % 16, 0)
                        for k in range(32)]
                 for mrow in range(64):
                     D[mrow][n] += sum(A[mrow][k] * col[k] for k in range(32))
@@ -88,9 +97,25 @@ def test_wgmma_operand_layouts_compute_the_round_product(tile_m):
     rnd = random.Random(tile_m)
     W = [[rnd.randint(-7, 7) for _ in range(round_k)] for _ in range(64)]
     X = [[rnd.randint(-7, 7) for _ in range(round_k)] for _ in range(tile_m)]
-    D = emulate_round(W, X, tile_m, V, warps_k)
+    D, = emulate_round(W, X, tile_m, V, warps_k)
     want = [[sum(W[r][k] * X[n][k] for k in range(round_k)) for n in range(tile_m)] for r in range(64)]
     assert D == want
+
+
+@pytest.mark.parametrize("tile_m, V", [(8, 4), (16, 2)])
+def test_wgmma_mx_masked_tiles_split_the_sum_by_32_block(tile_m, V):
+    """MX (two B tiles per step): tile 0 must see exactly the even 32-blocks of every 64-wide group
+    (lanes 0,1) and tile 1 the odd ones (lanes 2,3), so that each temporary is one block's sum."""
+    warps_k = 2
+    round_k = warps_k * 4 * V * 16
+    rnd = random.Random(V)
+    W = [[rnd.randint(-7, 7) for _ in range(round_k)] for _ in range(64)]
+    X = [[rnd.randint(-7, 7) for _ in range(round_k)] for _ in range(tile_m)]
+    D0, D1 = emulate_round(W, X, tile_m, V, warps_k, variants=2)
+    for var, D in ((0, D0), (1, D1)):
+        cols = [k for k in range(round_k) if (k // 32) % 2 == var]
+        want = [[sum(W[r][k] * X[n][k] for k in cols) for n in range(tile_m)] for r in range(64)]
+        assert D == want
 
 
 def test_wgmma_quads_use_every_weight_word_once():
@@ -100,8 +125,7 @@ def test_wgmma_quads_use_every_weight_word_once():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(op="gemm_mxfp4", tile_m=8, tile_n=64, tile_k=256, warps_k=2), "fp8 and blockscale only"),
-    (dict(op="gemm_a16w16", tile_m=8, tile_n=64, tile_k=128, warps_k=2), "fp8 and blockscale only"),
+    (dict(op="gemm_a16w16", tile_m=8, tile_n=64, tile_k=128, warps_k=2), "fp8, blockscale and MX only"),
     (dict(op="gemm_a8w8", tile_m=8, tile_n=32, tile_k=256, warps_k=2), "tile_n=64"),
     (dict(op="gemm_a8w8", tile_m=8, tile_n=64, tile_k=256, warps_k=2, groups=2), "tile_n"),
     (dict(op="gemm_a8w8", tile_m=8, tile_n=64, tile_k=64, warps_k=2), "multiple of 128"),

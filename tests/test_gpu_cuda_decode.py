@@ -39,6 +39,13 @@ def decode_kernels(op=None):
             if k["arch"] == "sm_90a" and k["meta"].get("family") == FAMILY and (op is None or k["op"] == op)]
 
 
+def small_k(kernel, k=1056):
+    """K for a kernel's small-shape tests: 1056 (a K tail against every tile_k) where the kernel
+    takes it, else the next multiple of its K requirement (the MX wgmma kernels take whole k-tiles)."""
+    mult = max(1, kernel["requires_k_multiple"])
+    return -(-k // mult) * mult
+
+
 def skip_unless_built(op):
     if not decode_kernels(op):
         pytest.skip(f"no {FAMILY} kernel for {op} in this build")
@@ -180,8 +187,9 @@ def test_every_decode_kernel_small_shape(op, monkeypatch):
     """Each specialization (m8/m16 tiles, 32/64-row CTAs) on the ragged shape 272 x 1056, with
     split_k 1, a non-dividing one, and 16 (more slices than K tiles: empty slices write zeros)."""
     skip_unless_built(op)
-    N, K = 272, 1056
+    N = 272
     for k in decode_kernels(op):
+        K = small_k(k)
         kt = -(-K // k["tile"][2])
         for s in sorted({1, non_dividing_split(kt), 16}):
             for M in (7, 16):
@@ -206,17 +214,18 @@ def test_smem_ring_kernels_over_many_rounds(op, monkeypatch):
 
 
 @requires_cuda
-@pytest.mark.parametrize("op", ["gemm_a8w8", "gemm_a8w8_blockscale"])
+@pytest.mark.parametrize("op", ["gemm_a8w8", "gemm_a8w8_blockscale", "gemm_mxfp8", "gemm_mxfp4"])
 def test_wgmma_kernels_over_many_rounds(op, monkeypatch):
     """The wgmma decode kernels (meta mma wgmma...) over K = 7168 (14 rounds per CTA: both
     activation buffers and weight register sets reused many times), ragged N (rows past N clamped),
     M = 1 / 7 / 16 (one or two token tiles of the B operand), split_k 1 and one that does not divide
-    the K tiles, per-token and per-tensor scales."""
+    the K tiles, per-token and per-tensor scales; MX also with a random E8M0 exponent per block."""
     wg = [k for k in decode_kernels(op) if str(k["meta"].get("mma", "")).startswith("wgmma")]
     if not wg:
         pytest.skip(f"no wgmma decode kernel for {op} in this build")
     N, K = 272, 7168
-    variants = ["rowwise", "per_tensor"] if op == "gemm_a8w8" else ["rowwise"]
+    variants = {"gemm_a8w8": ["rowwise", "per_tensor"], "gemm_mxfp8": ["rowwise", "random_scales"],
+                "gemm_mxfp4": ["rowwise", "random_scales"]}.get(op, ["rowwise"])
     for k in wg:
         kt = -(-K // k["tile"][2])
         for variant in variants:
@@ -327,17 +336,18 @@ def test_decode_is_the_default_for_small_m():
 def test_decode_strided_activation(op, monkeypatch):
     """Activation rows with padding (lda > K, in storage elements: packed bytes for fp4)."""
     skip_unless_built(op)
-    M, N, K = 7, 272, 1056
-    args, bias = make_operands(op, M, N, K, seed=9)
-    a = args[0]
-    nbytes = a.shape[1] * a.element_size()
-    wide = torch.zeros(M, nbytes + 64, dtype=torch.uint8, device="cuda")
-    wide[:, :nbytes] = a.view(torch.uint8)
-    strided = wide.view(a.dtype)[:, :a.shape[1]]  # row stride: 64 bytes more than a row
-    assert strided.stride(0) > strided.shape[1]
-    ref = getattr(torch.ops.flygemm, op)(*(t.cpu() for t in args), bias.cpu())
-    for k in decode_kernels(op):
-        monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"{k['name']}:3")
-        buf, view = run_out(op, (strided,) + tuple(args[1:]), bias, M, N)
-        check_guards(buf, M, N)
-        assert rel_fro(view, ref) <= 1e-2, k["name"]
+    M, N = 7, 272
+    for K in sorted({small_k(k) for k in decode_kernels(op)}):
+        args, bias = make_operands(op, M, N, K, seed=9)
+        a = args[0]
+        nbytes = a.shape[1] * a.element_size()
+        wide = torch.zeros(M, nbytes + 64, dtype=torch.uint8, device="cuda")
+        wide[:, :nbytes] = a.view(torch.uint8)
+        strided = wide.view(a.dtype)[:, :a.shape[1]]  # row stride: 64 bytes more than a row
+        assert strided.stride(0) > strided.shape[1]
+        ref = getattr(torch.ops.flygemm, op)(*(t.cpu() for t in args), bias.cpu())
+        for k in (k for k in decode_kernels(op) if small_k(k) == K):
+            monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"{k['name']}:3")
+            buf, view = run_out(op, (strided,) + tuple(args[1:]), bias, M, N)
+            check_guards(buf, M, N)
+            assert rel_fro(view, ref) <= 1e-2, k["name"]

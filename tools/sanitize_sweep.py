@@ -57,6 +57,7 @@ def main(argv=None) -> int:
                 out0 = fn(*pargs)
                 pins = [f"{k['name']}:{s}" for k in kernels
                         if k["op"] == op and args.match in k["name"]
+                        and K % max(1, k["requires_k_multiple"]) == 0  # else it refuses the shape
                         and k["in_dtype"] == DTYPE_NAMES.get(pargs[0].dtype)
                         and k["out_dtype"] == DTYPE_NAMES.get(out0.dtype)
                         for s in sorted({min(int(v), max(1, k["max_split_k"]))

@@ -63,6 +63,16 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
                  "=r,=r,=r,=r,l")
         return [Int32(x) for x in r]
 
+    def ldg_w8(addr):
+        """8 weight bytes, streamed (no L1 allocation)."""
+        r = _asm([T.i32()] * 2, [Int64(addr)],
+                 f"ld.global.nc.L1::no_allocate{l2}.v2.b32 {{$0,$1}}, [$2];", "=r,=r,l")
+        return [Int32(x) for x in r]
+
+    def ldg_b32(addr):
+        """One 32-bit word through the read-only path (scales)."""
+        return Int32(_asm([T.i32()], [Int64(addr)], "ld.global.nc.b32 $0, [$1];", "=r,l"))
+
     def cp_async_16(smem_addr, gaddr):
         """16 weight bytes global -> shared without passing through registers (LDGSTS, L1 bypass)."""
         _asm([], [Int32(smem_addr), Int64(gaddr)],
@@ -168,6 +178,14 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
                 band(umul(band(x, 0x00F000F0), 0x104), msk),
                 band(umul(band(x8, 0x000F000F), 0x1040), msk),
                 band(umul(band(x8, 0x00F000F0), 0x104), msk)]
+
+    def e2m1x8_to_e4m3(x):
+        """8 e2m1 nibbles -> two words of 4 e4m3 bytes holding value * 2^-6 (exact for all 16 codes,
+        subnormal 0.5 included: sign to bit 7, the 3 magnitude bits to bits 2..4), the even nibbles
+        (0, 2, 4, 6) in the first word and the odd ones in the second."""
+        even = bop("or.b32", band(bshl(x, 2), 0x1C1C1C1C), band(bshl(x, 4), 0x80808080))
+        odd = bop("or.b32", band(bshr(x, 2), 0x1C1C1C1C), band(x, 0x80808080))
+        return [even, odd]
 
     def bf16x2_pow2(field):
         """bf16x2 word with both halves 2^(field-127) (field clamped to 255 = inf)."""

@@ -129,15 +129,20 @@ def wg_a_quad(u, hh, v):
     return [(h * v + u) * 4 + 2 * hh + w for w in (0, 1) for h in (0, 1)]
 
 
-def wg_act_word_offset(j, m, q, tk, v, bstep):
-    """mma=wgmma: byte offset in the round's activation buffer of word q of raw 16-byte chunk j
-    (round columns 16j..16j+15) of token m: the chunk is vector u of lane t of warpgroup wg, so its
-    word q is A-fragment word (hh, w) = (q // 2, q % 2) of step 2u + hh (see wg_a_quad); the B tile
-    of (wg, step) is bstep bytes, token group m // 8 at WG_SBO, core matrix w at WG_LBO, k 4t.."""
+def wg_act_word_offset(j, m, hh, w, tk, v, bstep, variants=1):
+    """mma=wgmma: byte offset in the round's activation buffer of the e4m3 word that meets A-fragment
+    word (hh, w) of 16-value chunk j (round columns 16j..16j+15) of token m. Chunk j is vector u of
+    lane t of warpgroup wg, so the word belongs to k32 step 2u + hh at k 16w + 4t (see wg_a_quad):
+    fp8 raw word q is (hh, w) = (q // 2, q % 2); an fp4 word hh decodes into w = 0 (even values) and
+    1 (odd). The (wg, step) tile is bstep bytes: `variants` B tiles of 32 x tile_m bytes (MX: tile
+    t // 2 holds lane pair t // 2's k positions), token group m // 8 at WG_SBO, core matrix w at
+    WG_LBO, token row m % 8 at 16 bytes, k 4t.. inside the row."""
     wg = j // (tk // 16)
     v16 = j - wg * (tk // 16)
-    return ((wg * 2 * v + 2 * (v16 // 4) + q // 2) * bstep + (m // 8) * WG_SBO + (q % 2) * WG_LBO
-            + (m % 8) * 16 + (v16 % 4) * 4)
+    t = v16 % 4
+    variant = t // 2 if variants == 2 else 0
+    return ((wg * 2 * v + 2 * (v16 // 4) + hh) * bstep + variant * (bstep // variants) + (m // 8) * WG_SBO
+            + w * WG_LBO + (m % 8) * 16 + t * 4)
 
 
 class Config:
@@ -169,8 +174,11 @@ class Config:
         if self.warps_n < 1 or self.warps_k < 1 or self.warps_n * self.warps_k > 16:
             raise ValueError(f"{FAMILY}: warps_n * warps_k must be in [1, 16]")
         self.threads = 32 * self.warps_n * self.warps_k
-        # tile_k = elements of one k-tile (one warp, one round) = 4 lanes x V vectors x ve
-        per_vec = 4 * self.ve
+        # mma=wgmma: the weights travel in 16-value lane chunks for every format (fp8 16 bytes, fp4 8)
+        self.mma = str(mma)
+        self.wve = 16 if self.mma == "wgmma" else self.ve
+        # tile_k = elements of one k-tile (one warp, one round) = 4 lanes x V vectors x wve
+        per_vec = 4 * self.wve
         tk = int(tile_k) or (per_vec * (2 if self.mode == "mxfp4" else 4))
         if tk % per_vec != 0:
             raise ValueError(f"{FAMILY}: tile_k must be a multiple of {per_vec} for {op}")
@@ -192,23 +200,30 @@ class Config:
         self.w_stages = int(w_stages)
         if self.w_stages == 1 or not 0 <= self.w_stages <= 8:
             raise ValueError(f"{FAMILY}: w_stages must be 0 or in [2, 8]")
-        if self.w_stages and self.mode in ("mxfp8", "mxfp4"):
+        if self.w_stages and self.mode in ("mxfp8", "mxfp4") and self.mma != "wgmma":
             raise ValueError(f"{FAMILY}: w_stages is implemented for bf16 / fp8 / blockscale only")
 
         # mma = "wgmma" (the .wg kernels, fp8 / blockscale): each warpgroup (4 warps along N, 64
         # weight rows) runs wgmma.m64n{8,16}k32 e4m3 with the weights as the register A operand and
         # the raw e4m3 activation as the shared-memory B operand: no e4m3 -> f16 conversion and one
         # tensor instruction per 64 x 32 weights instead of eight HMMAs plus 32 conversions.
-        self.mma = str(mma)
         if self.mma not in ("sync", "wgmma"):
             raise ValueError(f"{FAMILY}: mma must be 'sync' or 'wgmma', got {mma!r}")
+        # MX with wgmma: lanes 0,1 of a row hold one 32-element block and lanes 2,3 the next, so a
+        # k32 step mixes two blocks; each step runs twice against two B tiles, each holding the
+        # activation at one lane pair's k positions (zeros at the other's), one temporary per block
+        self.wg_variants = 2 if self.mma == "wgmma" and self.mode in ("mxfp8", "mxfp4") else 1
         if self.mma == "wgmma":
-            if self.mode not in ("fp8", "fp8blk"):
-                raise ValueError(f"{FAMILY}: mma=wgmma is implemented for fp8 and blockscale only")
+            if self.mode == "bf16":
+                raise ValueError(f"{FAMILY}: mma=wgmma is implemented for fp8, blockscale and MX only")
             if self.groups != 1 or self.warps_n != 4:
                 raise ValueError(f"{FAMILY}: mma=wgmma needs groups=1 and tile_n=64 (one warpgroup)")
             if self.V % 2 or self.w_stages:
                 raise ValueError(f"{FAMILY}: mma=wgmma needs tile_k a multiple of 128 and w_stages=0")
+            if self.wg_variants == 2:
+                # whole k-tiles only: the weight scales of a k-tile are read as 32-bit words, and a
+                # K tail (a partial last k-tile) was never run on a GPU for these kernels
+                self.k_multiple = self.tile_k
 
         self.round_k = self.warps_k * tk  # activation columns per round
         self.a_row_stride = self.round_k * _SMEM_EB + _ROW_PAD[self.mode]
@@ -218,14 +233,14 @@ class Config:
         if self.mma == "wgmma":
             # raw e4m3 in wgmma's no-swizzle K-major core-matrix layout: per (warpgroup, k32 step)
             # a tile of tile_m/8 token groups (SBO 256 B) x 2 core matrices along K (LBO 128 B)
-            self.b_step_bytes = 32 * self.tile_m
-            self.a_buf_bytes = self.round_k * self.tile_m
+            self.b_step_bytes = 32 * self.tile_m * self.wg_variants
+            self.a_buf_bytes = self.round_k * self.tile_m * self.wg_variants
         raw_row = self.round_k * 16 // self.ve  # raw activation bytes per row per round
         self.a_chunks = self.tile_m * raw_row // 16  # 16-byte raw chunks per round
         self.a_chunks_per_thread = -(-self.a_chunks // self.threads)
         if self.mode == "fp8blk":
             self.sa_cols = self.round_k // 128
-        elif self.mode == "mxfp8":
+        elif self.mode == "mxfp8" or self.wg_variants == 2:
             self.sa_cols = self.round_k // 32
         else:
             self.sa_cols = 0
@@ -293,6 +308,7 @@ def _make_kernel_class(cfg: Config):
     sts_b32, fence_proxy_async, wgmma_fence, wgmma_commit, wgmma_wait, smem_desc_kmajor, wgmma_e4m3 = (
         P.sts_b32, P.fence_proxy_async, P.wgmma_fence, P.wgmma_commit, P.wgmma_wait, P.smem_desc_kmajor,
         P.wgmma_e4m3)
+    ldg_w8, ldg_b32, e2m1x8_to_e4m3 = P.ldg_w8, P.ldg_b32, P.e2m1x8_to_e4m3
 
     # ------------------------------------------------------------------ static configuration
     mode = cfg.mode
@@ -320,7 +336,13 @@ def _make_kernel_class(cfg: Config):
     LDS_PER_VEC = VE * _SMEM_EB // 16   # 16-byte smem reads per vector of activation
     STEPS = VE // 4                     # k16 mma steps per vector pair (rows g, g+8)
     NW = G * 2 * V * 4                  # weight registers per round
-    if mode == "mxfp8":
+    WGMX = WG and mode in ("mxfp8", "mxfp4")  # MX through wgmma (two masked B tiles per step)
+    WVE = cfg.wve                       # weight values per lane chunk
+    if WGMX and mode == "mxfp4":
+        NW = 2 * V * 2                  # 8-byte fp4 chunks
+    if WGMX:
+        NWS = 2 * (V // 2)              # rows g / g+8 x the k-tile's 2V e8m0 bytes as words
+    elif mode == "mxfp8":
         NWS = G * V                     # e8m0 bytes (row g/g+8 x block A/B) packed per vector
     elif mode == "mxfp4":
         NWS = G * 2 * V
@@ -351,17 +373,27 @@ def _make_kernel_class(cfg: Config):
             for gi in cutlass.range_constexpr(G):
                 for h in cutlass.range_constexpr(2):
                     row = rows[gi * 2 + h]
+                    if cutlass.const_expr(WGMX and scales):
+                        # the k-tile's 2V block scales of this row, V / 2 words (K % 128 == 0); words
+                        # past the row end re-read its last word (their activation is zero)
+                        for q in cutlass.range_constexpr(V // 2):
+                            wi_ = cutlass.min(kt * (V // 2) + q, K // 128 - 1)
+                            snext[h * (V // 2) + q] = ldg_b32(w_scale + Int64(row) * (K // 32) + Int64(wi_) * 4)
                     for u in cutlass.range_constexpr(V if weights else 0):
-                        kel = cutlass.max(cutlass.min(kt * TK + lane_vector_col(u, t, VE), kend - VE), 0)
+                        kel = cutlass.max(cutlass.min(kt * TK + lane_vector_col(u, t, WVE), kend - WVE), 0)
                         addr = w + Int64(row) * (Int64(K) * 16 // VE) + Int64(kel) * 16 // VE
                         vec = (gi * 2 + h) * V + u
-                        if cutlass.const_expr(slot is not None):
+                        if cutlass.const_expr(WGMX and mode == "mxfp4"):
+                            v = ldg_w8(addr)
+                            for j in cutlass.range_constexpr(2):
+                                wnext[vec * 2 + j] = v[j]
+                        elif cutlass.const_expr(slot is not None):
                             cp_async_16(slot + (vec * THREADS + tid) * 16, addr)
                         else:
                             v = ldg_w(addr)
                             for j in cutlass.range_constexpr(4):
                                 wnext[vec * 4 + j] = v[j]
-                        if cutlass.const_expr(mode == "mxfp8"):
+                        if cutlass.const_expr(mode == "mxfp8" and not WGMX):
                             # blocks of lanes 0,1 (q = 0) and 2,3 (q = 1) of this vector; the four
                             # bytes (h, q) of (group, vector) are packed into one register
                             blk = (kt * TK + u * 64) // 32
@@ -373,7 +405,7 @@ def _make_kernel_class(cfg: Config):
                                     snext[gi * V + u] = byte
                                 else:
                                     snext[gi * V + u] = snext[gi * V + u] | bshl(byte, sh)
-                        if cutlass.const_expr(mode == "mxfp4"):
+                        if cutlass.const_expr(mode == "mxfp4" and not WGMX):
                             snext[(gi * 2 + h) * V + u] = ldg_u8(
                                 w_scale + Int64(row) * (K // 32) + Int64(kel // 32))
             if cutlass.const_expr(mode == "fp8blk" and scales):
@@ -395,9 +427,9 @@ def _make_kernel_class(cfg: Config):
                 v = ldg_a(a + Int64(m * lda_b + el * 16 // VE), pred)
                 for q in cutlass.range_constexpr(4):
                     anext[i * 4 + q] = v[q]
-                if cutlass.const_expr(mode == "mxfp4"):
+                if cutlass.const_expr(mode == "mxfp4" and not WGMX):
                     asnext[i] = ldg_u8_p(a_scale + Int64(m) * (K // 32) + Int64(el // 32), pred)
-            if cutlass.const_expr(mode == "fp8blk" or mode == "mxfp8"):
+            if cutlass.const_expr(mode == "fp8blk" or mode == "mxfp8" or WGMX):
                 for i in cutlass.range_constexpr(SAPT):
                     e = tid + i * THREADS
                     col = e // TM
@@ -425,8 +457,18 @@ def _make_kernel_class(cfg: Config):
                     # A-fragment word (half hh = q // 2, register a0/a2 by q % 2) of lane t = v16 % 4
                     # for vector u = v16 // 4, i.e. k32 step 2u + hh at k 16 (q % 2) + 4t
                     if c < NCH:
-                        for q in cutlass.range_constexpr(4):
-                            sts_b32(abuf + wg_act_word_offset(j, m, q, TK, V, BSTEP), anext[i * 4 + q])
+                        if cutlass.const_expr(mode == "mxfp4"):
+                            # 32 values = lane chunks 2j, 2j + 1 of 8 bytes; word hh of a chunk decodes
+                            # into the even (w = 0) and odd (w = 1) values, as the weights do
+                            for q in cutlass.range_constexpr(4):
+                                d = e2m1x8_to_e4m3(anext[i * 4 + q])
+                                for w_ in cutlass.range_constexpr(2):
+                                    sts_b32(abuf + wg_act_word_offset(2 * j + q // 2, m, q % 2, w_, TK, V, BSTEP,
+                                                                      cfg.wg_variants), d[w_])
+                        else:
+                            for q in cutlass.range_constexpr(4):
+                                sts_b32(abuf + wg_act_word_offset(j, m, q // 2, q % 2, TK, V, BSTEP, cfg.wg_variants),
+                                        anext[i * 4 + q])
                 elif c < NCH:
                     if cutlass.const_expr(mode == "bf16"):
                         sts_v4(dst, [anext[i * 4 + q] for q in range(4)])
@@ -447,7 +489,7 @@ def _make_kernel_class(cfg: Config):
                     else:
                         for q in cutlass.range_constexpr(VE * _SMEM_EB // 16):
                             sts_v4(dst + 16 * q, [Int32(0)] * 4)
-            if cutlass.const_expr(mode == "fp8blk" or mode == "mxfp8"):
+            if cutlass.const_expr(mode == "fp8blk" or mode == "mxfp8" or WGMX):
                 for i in cutlass.range_constexpr(SAPT):
                     e = tid + i * THREADS
                     if e < SAE:
@@ -487,7 +529,9 @@ def _make_kernel_class(cfg: Config):
                     for j in cutlass.range_constexpr(4):
                         wcur[vec * 4 + j] = v[j]
 
-            if cutlass.const_expr(WG):
+            if cutlass.const_expr(WGMX):
+                self.round_wgmma_mx(cx, wcur, scur, abuf, sabuf)
+            elif cutlass.const_expr(WG):
                 self.round_wgmma(cx, wcur, scur, abuf, sabuf)
             for u in cutlass.range_constexpr(0 if WG else V):
                 # weight fragments (A operand) of rows g and g+8 of every group, converted
@@ -606,6 +650,51 @@ def _make_kernel_class(cfg: Config):
                         for c in cutlass.range_constexpr(4):
                             acc[mt * 4 + c] = acc[mt * 4 + c] + tmps[j * (TM // 2) + mt * 4 + c]
 
+        @cute.jit
+        def round_wgmma_mx(self, cx, wcur, scur, abuf, sabuf):
+            """MX through wgmma: per 64-wide k group u, steps 2u and 2u + 1 against the two masked B
+            tiles give one fp32 temporary for block 2u (lanes 0,1) and one for block 2u + 1 (lanes
+            2,3); each is scaled by 2^(w_e8m0 - 127) * 2^(a_e8m0 - 127) in fp32 (exact powers of two)
+            and added. fp4 values are decoded to e4m3 x 2^-6 on both sides (temporary x 2^12)."""
+            acc, t, wk = cx.acc, cx.t, cx.wk
+            desc0 = smem_desc_kmajor(abuf + wk * 2 * V * BSTEP, WG_LBO, WG_SBO)
+            half = BSTEP // 2 // 16          # descriptor units between the two B tiles of a step
+            # every A fragment of the round first, then one wgmma.fence (a register write between
+            # two wgmmas would make ptxas fence each of them)
+            quads = []
+            for step in cutlass.range_constexpr(2 * V):
+                u, hh = step // 2, step % 2
+                if cutlass.const_expr(mode == "mxfp4"):
+                    ev = [e2m1x8_to_e4m3(wcur[(h * V + u) * 2 + hh]) for h in range(2)]
+                    quads.append([ev[0][0], ev[1][0], ev[0][1], ev[1][1]])
+                else:
+                    quads.append([wcur[i] for i in wg_a_quad(u, hh, V)])
+            wgmma_fence()
+            tmps = []
+            for u in cutlass.range_constexpr(V):
+                d = [[Float32(0.0)] * (TM // 2) for _ in range(2)]
+                for hh in cutlass.range_constexpr(2):
+                    step = 2 * u + hh
+                    a = quads[step]
+                    for var in cutlass.range_constexpr(2):
+                        d[var] = wgmma_e4m3(TM, d[var], a, desc0 + Int64(step * BSTEP // 16 + var * half),
+                                            1 if hh > 0 else 0)
+                tmps += d[0] + d[1]
+            wgmma_commit()
+            tmps = wgmma_wait(tmps)
+            for u in cutlass.range_constexpr(V):
+                for var in cutlass.range_constexpr(2):
+                    bl = 2 * u + var                        # block inside the warp's k-tile
+                    blk_l = (wk * TK) // 32 + bl            # block inside the round (activation scales)
+                    ws = [e8m0_f32_packed(scur[h * (V // 2) + bl // 4], bl % 4) for h in range(2)]
+                    for mt in cutlass.range_constexpr(MT):
+                        sa2 = lds_v2f(sabuf + (blk_l * TM + mt * 8 + 2 * t) * 4)
+                        for c in cutlass.range_constexpr(4):
+                            tv = tmps[(2 * u + var) * (TM // 2) + mt * 4 + c]
+                            if cutlass.const_expr(mode == "mxfp4"):
+                                tv = tv * Float32(4096.0)
+                            acc[mt * 4 + c] = acc[mt * 4 + c] + tv * (ws[c // 2] * sa2[c % 2])
+
         # -------------------------------------------------------------- main kernel
         @cute.kernel
         def main_kernel(self, a: Int64, w: Int64, a_scale: Int64, w_scale: Int64, bias: Int64,
@@ -650,7 +739,18 @@ def _make_kernel_class(cfg: Config):
             sSA = sA + 2 * ABUF
             sRED = sSA + 2 * SABUF
             sW = (sRED + cfg.red_bytes + 127) // 128 * 128  # weight ring (w_stages > 0)
-            if cutlass.const_expr(mode == "mxfp8"):
+            if cutlass.const_expr(WGMX):
+                # both activation buffers start as zeros: staging writes only a lane pair's k
+                # positions of each masked B tile, the other pair's stay zero for the whole kernel
+                for i in cutlass.range_constexpr(-(-(2 * ABUF // 16) // THREADS)):
+                    e = tid + i * THREADS
+                    if e < 2 * ABUF // 16:
+                        sts_v4(sA + e * 16, [Int32(0)] * 4)
+                # the zeros cover the staged positions too: every thread's zeros must land before
+                # any thread stages round 0 there (without this barrier a late warp's zeros erased
+                # staged activation: wrong and non-reproducible sums)
+                cute.arch.sync_threads()
+            if cutlass.const_expr(mode == "mxfp8" and not WGMX):
                 # the zero row (row TM) of both activation buffers
                 for i in cutlass.range_constexpr(-(-(2 * STRIDE // 16) // THREADS)):
                     e = tid + i * THREADS
@@ -678,9 +778,9 @@ def _make_kernel_class(cfg: Config):
                 sAw = cute.make_rmem_tensor((NWS,), Int32)
                 sBw = cute.make_rmem_tensor((NWS,), Int32)
             anext = cute.make_rmem_tensor((CH * 4,), Int32)
-            if cutlass.const_expr(mode == "mxfp4"):
+            if cutlass.const_expr(mode == "mxfp4" and not WGMX):
                 asnext = cute.make_rmem_tensor((CH,), Int32)
-            elif cutlass.const_expr(mode == "fp8blk" or mode == "mxfp8"):
+            elif cutlass.const_expr(mode == "fp8blk" or mode == "mxfp8" or WGMX):
                 asnext = cute.make_rmem_tensor((SAPT,), Float32)
             else:
                 asnext = cute.make_rmem_tensor((1,), Int32)
