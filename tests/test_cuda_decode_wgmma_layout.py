@@ -34,30 +34,47 @@ def lane_words(row, col0):
     return [[row[col0 + 4 * w + b] for b in range(4)] for w in range(4)]
 
 
-def emulate_round(W, X, tile_m, V, warps_k, variants=1):
-    """D[variant][64][tile_m] of one round as the kernel computes it (fp8: 16 values per 16-byte
-    vector); MX (variants 2): the k32 steps against B tile 0 / 1 (zeros where the kernel never
-    writes: it zero-fills the buffer once)."""
+def even_odd(values8):
+    """What _ptx.e2m1x8_to_e4m3 promises about order: 8 nibbles (values) -> the even values (0, 2,
+    4, 6) as bytes 0..3 of its first word, the odd ones of its second."""
+    return [values8[0::2], values8[1::2]]
+
+
+def emulate_round(W, X, tile_m, V, warps_k, variants=1, fp4=False):
+    """D[variant][64][tile_m] of one round as the kernel computes it (16 values per lane vector:
+    16 fp8 bytes or 8 fp4 bytes); MX (variants 2): the k32 steps against B tile 0 / 1 (zeros where
+    the kernel never writes: it zero-fills the buffer once). fp4: raw activation chunks of 32 values
+    and weight words decoded by even_odd."""
     TK = 4 * V * 16
     bstep = 32 * tile_m * variants
     round_k = warps_k * TK
     # activation staging: raw 16-byte chunks -> words at wg_act_word_offset
     smem = {}
+
+    def put(base, values):
+        for b in range(4):
+            assert base + b not in smem, "two activation bytes share a shared-memory byte"
+            smem[base + b] = values[b]
     for m in range(tile_m):
-        for j in range(round_k // 16):
-            for q in range(4):
-                base = fam.wg_act_word_offset(j, m, q // 2, q % 2, TK, V, bstep, variants)
-                for b in range(4):
-                    assert base + b not in smem, "two activation bytes share a shared-memory byte"
-                    smem[base + b] = X[m][16 * j + 4 * q + b]
+        if fp4:
+            for j in range(round_k // 32):
+                for q in range(4):
+                    jc, hh = fam.fp4_raw_word_chunk(j, q)
+                    for w, half in enumerate(even_odd(X[m][32 * j + 8 * q: 32 * j + 8 * q + 8])):
+                        put(fam.wg_act_word_offset(jc, m, hh, w, TK, V, bstep, variants), half)
+        else:
+            for j in range(round_k // 16):
+                for q in range(4):
+                    put(fam.wg_act_word_offset(j, m, q // 2, q % 2, TK, V, bstep, variants),
+                        X[m][16 * j + 4 * q: 16 * j + 4 * q + 4])
     assert len(smem) == tile_m * round_k and max(smem) < round_k * tile_m * variants  # inside the buffer
     Ds = []
     for var in range(variants):
-        Ds.append(emulate_variant(W, smem, tile_m, V, warps_k, TK, bstep, var * (bstep // variants)))
+        Ds.append(emulate_variant(W, smem, tile_m, V, warps_k, TK, bstep, var * (bstep // variants), fp4))
     return Ds
 
 
-def emulate_variant(W, smem, tile_m, V, warps_k, TK, bstep, tile_offset):
+def emulate_variant(W, smem, tile_m, V, warps_k, TK, bstep, tile_offset, fp4=False):
     D = [[0] * tile_m for _ in range(64)]
     for wk in range(warps_k):
         # registers: each thread holds rows g, g + 8 of its warp's 16, V vectors per row
@@ -69,18 +86,25 @@ def emulate_variant(W, smem, tile_m, V, warps_k, TK, bstep, tile_offset):
                 for h in range(2):
                     row = W[16 * wi + g + 8 * h]
                     for u in range(V):
-                        words += lane_words(row, wk * TK + fam.lane_vector_col(u, t, 16))
+                        col = wk * TK + fam.lane_vector_col(u, t, 16)
+                        if fp4:  # an 8-byte vector: 2 words of 8 values
+                            words += [row[col + 8 * hh: col + 8 * hh + 8] for hh in range(2)]
+                        else:
+                            words += lane_words(row, col)
                 regs[wi, lane] = words
         for step in range(2 * V):
             u, hh = step // 2, step % 2
-            quad = fam.wg_a_quad(u, hh, V)
+            if fp4:
+                quad = [(lambda i, w: lambda words: even_odd(words[i])[w])(i, w) for i, w in fam.wg_fp4_quad(u, hh, V)]
+            else:
+                quad = [(lambda i: lambda words: words[i])(i) for i in fam.wg_a_quad(u, hh, V)]
             A = [[None] * 32 for _ in range(64)]
             for (wi, lane), words in regs.items():
                 g, t = lane // 4, lane % 4
-                for r, idx in enumerate(quad):
+                for r, slot in enumerate(quad):
                     v1, v2 = r % 2, r // 2
                     for v0 in range(4):
-                        A[16 * wi + g + 8 * v1][4 * t + v0 + 16 * v2] = words[idx][v0]
+                        A[16 * wi + g + 8 * v1][4 * t + v0 + 16 * v2] = slot(words)[v0]
             start = (wk * 2 * V + step) * bstep + tile_offset
             for n in range(tile_m):
                 col = [smem.get(start + (k // 16) * fam.WG_LBO + (n // 8) * fam.WG_SBO + (n % 8) * 16 + k % 16, 0)
@@ -102,8 +126,9 @@ def test_wgmma_operand_layouts_compute_the_round_product(tile_m):
     assert D == want
 
 
+@pytest.mark.parametrize("fp4", [False, True], ids=["mxfp8", "mxfp4"])
 @pytest.mark.parametrize("tile_m, V", [(8, 4), (16, 2)])
-def test_wgmma_mx_masked_tiles_split_the_sum_by_32_block(tile_m, V):
+def test_wgmma_mx_masked_tiles_split_the_sum_by_32_block(tile_m, V, fp4):
     """MX (two B tiles per step): tile 0 must see exactly the even 32-blocks of every 64-wide group
     (lanes 0,1) and tile 1 the odd ones (lanes 2,3), so that each temporary is one block's sum."""
     warps_k = 2
@@ -111,7 +136,7 @@ def test_wgmma_mx_masked_tiles_split_the_sum_by_32_block(tile_m, V):
     rnd = random.Random(V)
     W = [[rnd.randint(-7, 7) for _ in range(round_k)] for _ in range(64)]
     X = [[rnd.randint(-7, 7) for _ in range(round_k)] for _ in range(tile_m)]
-    D0, D1 = emulate_round(W, X, tile_m, V, warps_k, variants=2)
+    D0, D1 = emulate_round(W, X, tile_m, V, warps_k, variants=2, fp4=fp4)
     for var, D in ((0, D0), (1, D1)):
         cols = [k for k in range(round_k) if (k // 32) % 2 == var]
         want = [[sum(W[r][k] * X[n][k] for k in cols) for n in range(tile_m)] for r in range(64)]

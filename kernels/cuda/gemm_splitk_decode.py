@@ -129,6 +129,18 @@ def wg_a_quad(u, hh, v):
     return [(h * v + u) * 4 + 2 * hh + w for w in (0, 1) for h in (0, 1)]
 
 
+def wg_fp4_quad(u, hh, v):
+    """mma=wgmma, fp4: (weight word, decoded half) of A-fragment slots {a0, a1, a2, a3} for k32 step
+    2u + hh: word hh of the 8-byte vector u of rows g (h = 0) and g + 8 (h = 1) decodes into its even
+    values (half 0: a0 / a1, k 4t..) and its odd values (half 1: a2 / a3, k 16 + 4t..)."""
+    return [((h * v + u) * 2 + hh, w) for w in (0, 1) for h in (0, 1)]
+
+
+def fp4_raw_word_chunk(j, q):
+    """fp4 activation: raw 16-byte chunk j (32 values) word q = (16-value lane chunk, its word hh)."""
+    return 2 * j + q // 2, q % 2
+
+
 def wg_act_word_offset(j, m, hh, w, tk, v, bstep, variants=1):
     """mma=wgmma: byte offset in the round's activation buffer of the e4m3 word that meets A-fragment
     word (hh, w) of 16-value chunk j (round columns 16j..16j+15) of token m. Chunk j is vector u of
@@ -463,8 +475,9 @@ def _make_kernel_class(cfg: Config):
                             for q in cutlass.range_constexpr(4):
                                 d = e2m1x8_to_e4m3(anext[i * 4 + q])
                                 for w_ in cutlass.range_constexpr(2):
-                                    sts_b32(abuf + wg_act_word_offset(2 * j + q // 2, m, q % 2, w_, TK, V, BSTEP,
-                                                                      cfg.wg_variants), d[w_])
+                                    jc, hh = fp4_raw_word_chunk(j, q)
+                                    sts_b32(abuf + wg_act_word_offset(jc, m, hh, w_, TK, V, BSTEP, cfg.wg_variants),
+                                            d[w_])
                         else:
                             for q in cutlass.range_constexpr(4):
                                 sts_b32(abuf + wg_act_word_offset(j, m, q // 2, q % 2, TK, V, BSTEP, cfg.wg_variants),
@@ -665,8 +678,9 @@ def _make_kernel_class(cfg: Config):
             for step in cutlass.range_constexpr(2 * V):
                 u, hh = step // 2, step % 2
                 if cutlass.const_expr(mode == "mxfp4"):
-                    ev = [e2m1x8_to_e4m3(wcur[(h * V + u) * 2 + hh]) for h in range(2)]
-                    quads.append([ev[0][0], ev[1][0], ev[0][1], ev[1][1]])
+                    slots = wg_fp4_quad(u, hh, V)
+                    dec = {i: e2m1x8_to_e4m3(wcur[i]) for i, _ in slots}
+                    quads.append([dec[i][w_] for i, w_ in slots])
                 else:
                     quads.append([wcur[i] for i in wg_a_quad(u, hh, V)])
             wgmma_fence()
