@@ -509,3 +509,79 @@ def test_unknown_kernel_params_are_refused():
         fam.Config.from_spec(spec)
     spec["params"] = {"w_stages": 4, "min_blocks": 1, "warps_k": 8}
     assert fam.Config.from_spec(spec).w_stages == 4
+
+
+def test_bulk_ring_config():
+    """w_bulk: B round slots of (tile_n weight rows + tile_m activation rows) x the round's bytes
+    (+64 when that is a multiple of 128) replace the staged activation buffers; bf16 / fp8 with
+    mma=sync only, not combined with the cp.async ring."""
+    cfg = fam.Config("gemm_a8w8", tile_m=8, tile_n=16, tile_k=256, warps_k=7, w_bulk=4, min_blocks=1)
+    round_bytes = 7 * 256
+    assert cfg.wb_row_bytes == round_bytes + 64 and cfg.a_buf_bytes == 0
+    assert cfg.wb_slot_bytes == (16 + 8) * cfg.wb_row_bytes
+    base = fam.Config("gemm_a8w8", tile_m=8, tile_n=16, tile_k=256, warps_k=7, min_blocks=1)
+    assert cfg.smem_bytes - (base.smem_bytes - 2 * base.a_buf_bytes) == 4 * (cfg.wb_slot_bytes + 8)
+    meta = cfg.meta()
+    assert meta["w_bulk"] == 4 and meta["w_bytes_in_flight_per_cta_bulk"] == 4 * 16 * round_bytes
+    bf = fam.Config("gemm_a16w16", tile_m=16, tile_n=16, tile_k=128, warps_k=8, w_bulk=3, min_blocks=1)
+    assert bf.wb_row_bytes == 8 * 128 * 2 + 64
+    for bad in (-1, 9):
+        with pytest.raises(ValueError, match="w_bulk"):
+            fam.Config("gemm_a8w8", tile_m=8, tile_n=16, w_bulk=bad)
+    for kw in (dict(op="gemm_a8w8_blockscale"), dict(op="gemm_mxfp8"), dict(op="gemm_mxfp4"),
+               dict(op="gemm_a8w8", w_stages=3), dict(op="gemm_a8w8", tile_n=64, mma="wgmma", warps_k=2)):
+        with pytest.raises(ValueError, match="w_bulk"):
+            fam.Config(**{"tile_m": 8, "tile_n": 16, "min_blocks": 1, "w_bulk": 2, **kw})
+    with pytest.raises(ValueError, match="shared memory"):  # 8 slots of 44 KiB do not fit
+        fam.Config("gemm_a8w8", tile_m=8, tile_n=16, tile_k=256, warps_k=7, w_bulk=8, min_blocks=1)
+    spec = {"op": "gemm_a8w8", "tile_m": 8, "tile_n": 16, "tile_k": 256, "params": {"w_bulk": 4, "warps_k": 7}}
+    assert fam.Config.from_spec(spec).w_bulk == 4
+
+
+@pytest.mark.parametrize("op,tile_k,warps_k", [("gemm_a8w8", 256, 7), ("gemm_a8w8", 128, 14),
+                                               ("gemm_a16w16", 256, 7), ("gemm_a16w16", 128, 8)])
+def test_bulk_slot_fragment_reads_are_conflict_free(op, tile_k, warps_k):
+    """The 16-byte fragment reads from a bulk slot (read_bulk / act_bulk: lane (g, t) of warp wk reads
+    vector u of row g at byte (wk * tile_k + lane_vector_col(u, t)) * 16 / ve) hit 32 distinct banks
+    in each 8-lane phase of an LDS.128, for the weight rows and the activation rows alike."""
+    cfg = fam.Config(op, tile_m=8, tile_n=16, tile_k=tile_k, warps_k=warps_k, w_bulk=2, min_blocks=1)
+    for wk in range(cfg.warps_k):
+        for u in range(cfg.V):
+            for row0 in (0, 8, cfg.tile_n):  # weight rows g / g + 8, activation rows
+                for phase in range(4):
+                    banks = []
+                    for lane in range(8 * phase, 8 * phase + 8):
+                        g, t = lane // 4, lane % 4
+                        col = wk * cfg.tile_k + fam.lane_vector_col(u, t, cfg.ve)
+                        addr = (row0 + g) * cfg.wb_row_bytes + col * 16 // cfg.ve
+                        banks += [(addr // 4 + w) % 32 for w in range(4)]
+                    assert sorted(banks) == list(range(32)), (wk, u, row0, phase)
+
+
+@pytest.mark.parametrize("K,split_k", [(7168, 1), (7168, 3), (1056, 2), (4112, 1)])
+def test_bulk_rounds_cover_the_slice_once(K, split_k):
+    """The bulk path's bookkeeping (issue_bulk / read_bulk): round r of slice s copies columns
+    [k0, min(k0 + round_k, kend)), k0 = (kt_begin + r * warps_k) * tile_k; a lane's vector is kept iff it
+    starts below kend. Every column of every slice is then read by exactly one kept vector, from the
+    bytes its round copied, and nothing past K is kept."""
+    cfg = fam.Config("gemm_a8w8", tile_m=8, tile_n=16, tile_k=256, warps_k=7, w_bulk=4, min_blocks=1)
+    TK, WK, VE = cfg.tile_k, cfg.warps_k, cfg.ve
+    KT = -(-K // TK)
+    seen = np.zeros(K, dtype=int)
+    for s in range(split_k):
+        kt_begin, kt_end = s * KT // split_k, (s + 1) * KT // split_k
+        kend = min(K, kt_end * TK)
+        R = -(-(kt_end - kt_begin) // WK)
+        for r in range(R):
+            k0 = (kt_begin + r * WK) * TK
+            copied = range(k0, k0 + min(kend - k0, WK * TK))
+            assert len(copied) * 16 // VE % 16 == 0  # bulk copy sizes are multiples of 16 bytes
+            for wk in range(WK):
+                kt = kt_begin + r * WK + wk
+                for u in range(cfg.V):
+                    for t in range(4):
+                        c = kt * TK + fam.lane_vector_col(u, t, VE)
+                        if c < kend:
+                            assert c in copied and c + VE - 1 in copied
+                            seen[c:c + VE] += 1
+    assert (seen == 1).all()

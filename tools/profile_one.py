@@ -6,6 +6,8 @@
         --kernel gemm_splitk_decode.a8w8.fp8_e4m3fn.bf16.m8n16.sm90a:1
 
 --kernel pins the kernel and split_k (FLYGEMM_FORCE_KERNEL); without it the dispatch table chooses.
+--activities prints every GPU activity of three cold-L2 calls (name, start offset, duration): what
+the bench's kernel time (the span of one call's activities) is made of.
 """
 import argparse
 import os
@@ -24,6 +26,7 @@ def main(argv=None) -> int:
     ap.add_argument("--shape", required=True, help="MxNxK")
     ap.add_argument("--kernel", default="", help="kernel:split_k to pin")
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--activities", action="store_true", help="list one call's GPU activities (3 calls)")
     args = ap.parse_args(argv)
     if args.kernel:
         os.environ["FLYGEMM_FORCE_KERNEL"] = args.kernel
@@ -36,7 +39,24 @@ def main(argv=None) -> int:
     torch.cuda.synchronize()
     print(f"{args.op} {args.variant} {M}x{N}x{K}: {flygemm.explain(args.op, M, N, K, problem[0].dtype, device)['kernel']}"
           f" pinned={args.kernel or '-'}")
+    if args.activities:
+        print_activities(lambda: fn(*problem), device)
     return 0
+
+
+def print_activities(call, device, calls: int = 3) -> None:
+    from torch.profiler import ProfilerActivity, profile
+    for i in range(calls):
+        bench.flush_l2(device)
+        torch.cuda.synchronize(device)
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            call()
+            torch.cuda.synchronize(device)
+        evs = sorted((e.start_ns(), e.duration_ns(), e.name()) for e in prof.profiler.kineto_results.events()
+                     if e.device_type() == torch.autograd.DeviceType.CUDA)
+        t0 = evs[0][0] if evs else 0
+        for start, dur, name in evs:
+            print(f"  call {i}: +{(start - t0) / 1e3:7.2f} us {dur / 1e3:7.2f} us  {name[:90]}")
 
 
 if __name__ == "__main__":

@@ -61,19 +61,20 @@ def pass_orders(n: int, passes: int) -> list[list[int]]:
 
 
 def tune_shape(op: str, variant: str, M: int, N: int, K: int, device, gen, split_ks,
-               passes: int = 1, paired: bool = True) -> list[dict]:
+               passes: int = 1, paired: bool = True, kernel_time: bool = False, match: str = "") -> list[dict]:
     args, peer, nbytes = bench.make_problem(op, variant, M, N, K, device, gen)
     fn = getattr(flygemm, op)
     ref = fn(*(t.cpu() for t in args)) if M * N * K <= 2 ** 36 else None
     out0 = fn(*args)
     arch = flygemm._arch_of(device)
     in_name, out_name = DTYPE_NAMES[args[0].dtype], DTYPE_NAMES[out0.dtype]
+    timer = bench.kernel_time_us if kernel_time else (lambda f, d: bench.time_us(f, d, rep_ms=60.0))
     try:
-        torch_us = bench.time_us(peer, device) if peer else float("nan")
+        torch_us = timer(peer, device) if peer else float("nan")
     except RuntimeError:  # the torch peer may not support this scaling (e.g. cuBLAS blockwise at M=1)
         torch_us = float("nan")
-    cands = candidates(arch, op, in_name, out_name, split_ks, M)
-    paired = paired and torch_us == torch_us  # a peer that ran
+    cands = [c for c in candidates(arch, op, in_name, out_name, split_ks, M) if match in c[0]]
+    paired = paired and not kernel_time and torch_us == torch_us  # a peer that ran
     times = {i: [] for i in range(len(cands))}
     peers = {i: [] for i in range(len(cands))}
     errs, failed = {}, set()
@@ -92,7 +93,7 @@ def tune_shape(op: str, variant: str, M: int, N: int, K: int, device, gen, split
                     times[i].append(fly_us)
                     peers[i].append(peer_us)
                 else:
-                    times[i].append(bench.time_us(lambda: fn(*args), device, rep_ms=60.0))
+                    times[i].append(timer(lambda: fn(*args), device))
             except RuntimeError as exc:
                 print(f"  {name}:{split_k} failed: {str(exc).splitlines()[0]}", file=sys.stderr)
                 failed.add(i)
@@ -151,6 +152,10 @@ def main(argv=None) -> int:
     ap.add_argument("--paired", action=argparse.BooleanOptionalAction, default=True,
                     help="time each candidate interleaved with torch and rank by that ratio (default); "
                          "--no-paired: time it alone and rank by microseconds")
+    ap.add_argument("--kernel-time", action="store_true",
+                    help="rank by kernel time (cold L2, the GPU span of the call's kernels: the decode "
+                         "goals' measure) instead of event time; implies --no-paired")
+    ap.add_argument("--match", default="", help="only candidates whose kernel name contains this")
     args = ap.parse_args(argv)
     device = torch.device("cuda")
     gen = torch.Generator().manual_seed(1)
@@ -159,7 +164,8 @@ def main(argv=None) -> int:
     print(f"{'M':>6}{'N':>7}{'K':>7}  {'kernel':<46}{'sk':>3}{'us':>10}{'TFLOP/s':>9}{'GB/s':>7}"
           f"{'torch/fly':>10}{'err':>10}")
     for M, N, K in bench.parse_shapes(args.shapes, []):
-        rows = tune_shape(args.op, args.variant, M, N, K, device, gen, split_ks, args.passes, args.paired)
+        rows = tune_shape(args.op, args.variant, M, N, K, device, gen, split_ks, args.passes, args.paired,
+                          args.kernel_time, args.match)
         ok = [r for r in rows if not (r["err"] > 1e-2)]  # NaN err (unchecked) passes
         for r in sorted(rows, key=rank):
             mark = "*" if ok and r is min(ok, key=rank) else " "

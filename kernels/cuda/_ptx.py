@@ -227,6 +227,33 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
     def sts_b32(addr, v):
         _asm([], [Int32(addr), Int32(v)], "st.shared.b32 [$0], $1;", "r,r", side=True)
 
+    # ---- TMA bulk copies (cp.async.bulk) completing on shared-memory mbarriers
+    def mbar_init(addr, count):
+        _asm([], [Int32(addr), Int32(count)], "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", side=True)
+
+    def fence_mbar_init():
+        """Makes the mbarrier initializations visible to the async proxy (the bulk copies)."""
+        _asm([], [], "fence.mbarrier_init.release.cluster;", "", side=True)
+
+    def mbar_arrive_expect_tx(addr, nbytes):
+        """One arrival that also announces `nbytes` bytes of bulk copies completing on this phase."""
+        _asm([], [Int32(addr), Int32(nbytes)],
+             "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r", side=True)
+
+    def mbar_wait(addr, parity):
+        """Spins until the phase with this parity (0/1) of the mbarrier has completed."""
+        _asm([], [Int32(addr), Int32(parity)],
+             "{ .reg .pred p;\nFLY_MBAR_WAIT:\n"
+             "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n"
+             "@!p bra FLY_MBAR_WAIT; }", "r,r", side=True)
+
+    def bulk_g2s(smem_addr, gaddr, nbytes, mbar):
+        """nbytes (multiple of 16, 16-byte aligned ends) global -> shared by the TMA unit, completing
+        as transaction bytes on mbar."""
+        _asm([], [Int32(smem_addr), Int64(gaddr), Int32(nbytes), Int32(mbar)],
+             "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1], $2, [$3];",
+             "r,l,r,r", side=True)
+
     # ---- wgmma (sm_90a warpgroup MMA) with the A operand in registers, for the decode kernels
     def fence_proxy_async():
         """Makes this thread's st.shared writes visible to the async proxy (wgmma operand reads)."""

@@ -72,6 +72,17 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     H200 (2026-11-30): within +-5% of the register kernels, ahead on fp8 at M = 16, N = 2048
     (14.0 vs 14.6 us) and at 1 x 10240 x 8192 / 1 x 57344 x 8192; ncu shows the small-N case bound
     by neither (DRAM 31%, 8 warps per SM mostly idle) - see docs/PERF.md.
+  * bulk ring (param w_bulk = B >= 1, the .bkB kernels; bf16 / fp8): warp 0 copies each round's tile_n
+    weight rows and tile_m raw activation rows global -> shared memory with one TMA bulk copy per row
+    (cp.async.bulk, transaction bytes completing on the slot's mbarrier) into a ring of B slots; the
+    first B rounds are requested before anything else and a slot is refilled once the barrier after
+    its round has passed (no barrier at all while rounds <= B). Warps read the weight vectors and the
+    activation fragments straight from the slot (fp8: converted to f16 in registers); vectors past the
+    slice are masked to zero (their slot bytes are stale), activation rows past M are zeroed once.
+    Why: at N = 2048 the register / cp.async kernels kept the weights streaming but every round's small
+    activation load queued behind megabytes of weight requests (ncu: the warps waited on the
+    activation, not the weights). Measured on the H200 (2026-11-30, kernel time): fp8 1 x 2048 x 7168
+    6.7 us against 8.7 us, bf16 9.7 against 11.7 us; see docs/PERF.md.
   * registers: 256 threads, min 2 CTAs/SM (nvvm.minctasm) -> <= 128 registers; 2 x (weights of
     one round) per thread = 2 x 128 B (bf16/fp8, tile_k 128/256) or 2 x 64 B (MX), i.e. 64 KiB
     (32 KiB for MX) of weights in flight per SM plus the next round's activation.
@@ -161,7 +172,7 @@ class Config:
     """Static description of one specialization (pure Python)."""
 
     def __init__(self, op, in_dtype=None, out_dtype="bf16", tile_m=16, tile_n=32, tile_k=0,
-                 warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync"):
+                 warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync", w_bulk=0):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         self.op = op
@@ -214,6 +225,20 @@ class Config:
             raise ValueError(f"{FAMILY}: w_stages must be 0 or in [2, 8]")
         if self.w_stages and self.mode in ("mxfp8", "mxfp4") and self.mma != "wgmma":
             raise ValueError(f"{FAMILY}: w_stages is implemented for bf16 / fp8 / blockscale only")
+        # w_bulk = B >= 1 (the .bkB kernels): a round's weight rows AND its raw activation rows travel
+        # global -> shared memory as one TMA bulk copy per row (cp.async.bulk, completing on the
+        # slot's mbarrier) into a ring of B round-sized slots; the first B rounds are requested before
+        # anything else, and the warps read both mma operands straight from the slot (fp8: the
+        # activation fragment is converted in registers), so a round needs no staging and, while the
+        # ring is not reused (rounds <= B), no barrier. Why the activation too: a small activation
+        # load issued after megabytes of weight requests waits behind them (ncu, 2026-11-30: 40% of
+        # the stall samples of a weights-only bulk version sat on the round-0 activation), and each
+        # later round's staged activation added one more memory latency to the critical path.
+        self.w_bulk = int(w_bulk)
+        if not 0 <= self.w_bulk <= 8:
+            raise ValueError(f"{FAMILY}: w_bulk must be in [0, 8]")
+        if self.w_bulk and (self.w_stages or self.mma != "sync" or self.mode not in ("bf16", "fp8")):
+            raise ValueError(f"{FAMILY}: w_bulk is implemented for bf16 / fp8 with mma=sync and w_stages=0")
 
         # mma = "wgmma" (the .wg kernels, fp8 / blockscale): each warpgroup (4 warps along N, 64
         # weight rows) runs wgmma.m64n{8,16}k32 e4m3 with the weights as the register A operand and
@@ -263,8 +288,18 @@ class Config:
         self.red_bytes = self.warps_k * self.tile_m * self.red_stride * 4
         self.zero_bytes = 0
         self.w_stage_bytes = self.threads * self.groups * 2 * self.V * 16  # one round of weights
+        # bulk slots: tile_n rows of one round's weight bytes; a row stride of 64 mod 128 bytes
+        # keeps the fragment reads (8 lanes: 2 rows x 64 bytes per phase) conflict-free
+        # (the raw activation rows follow the weight rows, same stride: their fragment reads are the
+        # weights' pattern)
+        round_bytes = self.round_k * 16 // self.ve
+        self.wb_row_bytes = round_bytes + (64 if round_bytes % 128 == 0 else 0)
+        self.wb_slot_bytes = (self.tile_n + self.tile_m) * self.wb_row_bytes
+        if self.w_bulk:
+            self.a_buf_bytes = 0  # no staged activation
         self.smem_bytes = (2 * self.a_buf_bytes + 2 * self.sa_buf_bytes + self.red_bytes
-                           + self.zero_bytes + self.w_stages * self.w_stage_bytes + 5 * 128)
+                           + self.zero_bytes + self.w_stages * self.w_stage_bytes
+                           + self.w_bulk * (self.wb_slot_bytes + 8) + 5 * 128)
         if self.smem_bytes > SMEM_LIMIT:
             raise ValueError(f"{FAMILY}: {self.smem_bytes} bytes of shared memory exceed {SMEM_LIMIT}")
         self.out_per_thread = -(-self.tile_m * self.tile_n // self.threads)
@@ -272,7 +307,7 @@ class Config:
     @staticmethod
     def from_spec(spec: dict) -> "Config":
         p = dict(spec.get("params") or {})
-        unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma"}
+        unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma", "w_bulk"}
         if unknown:  # a misspelt parameter would otherwise build the default kernel under its name
             raise ValueError(f"{FAMILY}: unknown params {sorted(unknown)}")
         return Config(
@@ -282,7 +317,7 @@ class Config:
             tile_k=spec.get("tile_k", 0),
             warps_k=p.get("warps_k", 4), groups=p.get("groups", 1),
             l2_prefetch=p.get("l2_prefetch", 128), min_blocks=p.get("min_blocks", 2),
-            w_stages=p.get("w_stages", 0), mma=p.get("mma", "sync"),
+            w_stages=p.get("w_stages", 0), mma=p.get("mma", "sync"), w_bulk=p.get("w_bulk", 0),
         )
 
     def meta(self) -> dict:
@@ -297,6 +332,8 @@ class Config:
             "smem_bytes": self.smem_bytes, "l2_prefetch": self.l2_prefetch,
             "w_stages": self.w_stages,
             "w_bytes_in_flight_per_cta_smem_ring": max(self.w_stages - 1, 0) * self.w_stage_bytes,
+            "w_bulk": self.w_bulk,
+            "w_bytes_in_flight_per_cta_bulk": self.w_bulk * self.tile_n * self.round_k * 16 // self.ve,
             "min_blocks_per_sm": self.min_blocks,
             "mma": (f"wgmma.m64n{self.tile_m}k32 e4m3 (A in registers)" if self.mma == "wgmma" else
                     "mma.sync m16n8k16 " + ("bf16" if self.mode in ("bf16", "mxfp4") else "f16 (e4m3 converted)")),
@@ -321,6 +358,8 @@ def _make_kernel_class(cfg: Config):
         P.sts_b32, P.fence_proxy_async, P.wgmma_fence, P.wgmma_commit, P.wgmma_wait, P.smem_desc_kmajor,
         P.wgmma_e4m3)
     ldg_w8, ldg_b32, e2m1x8_to_e4m3 = P.ldg_w8, P.ldg_b32, P.e2m1x8_to_e4m3
+    mbar_init, fence_mbar_init, mbar_arrive_expect_tx, mbar_wait, bulk_g2s = (
+        P.mbar_init, P.fence_mbar_init, P.mbar_arrive_expect_tx, P.mbar_wait, P.bulk_g2s)
 
     # ------------------------------------------------------------------ static configuration
     mode = cfg.mode
@@ -341,6 +380,8 @@ def _make_kernel_class(cfg: Config):
     RED_STRIDE = cfg.red_stride
     WS = cfg.w_stages                 # smem weight ring depth (0: register double buffer)
     WSTAGE = cfg.w_stage_bytes
+    WB = cfg.w_bulk                   # bulk-copy weight ring depth in rounds (0: off)
+    WB_ROW, WB_SLOT = cfg.wb_row_bytes, cfg.wb_slot_bytes
     OPT = cfg.out_per_thread
     WG = cfg.mma == "wgmma"
     BSTEP = getattr(cfg, "b_step_bytes", 0)   # smem bytes of one (warpgroup, k32 step) B tile
@@ -366,7 +407,7 @@ def _make_kernel_class(cfg: Config):
     # ptxas register budget: (65536 / threads / min_blocks); min_blocks > 1 needs an explicit
     # carveout (otherwise the DSL queries the device at compile time)
     MIN_BLOCKS = {}
-    if cfg.min_blocks > 1 or cfg.w_stages:
+    if cfg.min_blocks > 1 or cfg.w_stages or cfg.w_bulk:
         MIN_BLOCKS = dict(min_blocks_per_mp=cfg.min_blocks, preferred_smem_carveout=100)
 
     class SplitKDecodeGemm:
@@ -425,6 +466,68 @@ def _make_kernel_class(cfg: Config):
                     for j in cutlass.range_constexpr(V // 2):
                         kb = cutlass.max(cutlass.min((kt * TK) // 128 + j, nkb - 1), 0)
                         snext[gi * (V // 2) + j] = ld_f32(w_scale + (Int64(nb[gi]) * nkb + kb) * 4)
+
+        @cute.jit
+        def issue_bulk(self, cx, r):
+            """w_bulk: round r's TN weight rows and TM raw activation rows -> ring slot r % WB, one
+            bulk copy per row by lane i of warp 0 (rows i, i + 32, ...). Every lane of the TN + TM
+            arrives on the slot's mbarrier (initialized for TN + TM) announcing its bytes; weight rows
+            past N re-read row N - 1 (never stored), activation rows past M copy nothing. Only the
+            slice's columns are copied: slot bytes past them are stale and the readers mask them."""
+            k0 = (cx.kt_begin + r * WK) * TK
+            nbytes = (cutlass.min(cx.kend - k0, WK * TK) * 16) // VE
+            slot = cx.sW + (r % WB) * WB_SLOT
+            bar = cx.sBar + (r % WB) * 8
+            for i in cutlass.range_constexpr(-(-(TN + TM) // 32)):
+                rl = cx.tid + 32 * i
+                if rl < TN:
+                    row = cutlass.min(cx.n_cta + rl, cx.N - 1)
+                    mbar_arrive_expect_tx(bar, nbytes)
+                    bulk_g2s(slot + rl * WB_ROW, cx.w + Int64(row) * (Int64(cx.K) * 16 // VE)
+                             + Int64(k0) * 16 // VE, nbytes, bar)
+                elif rl < TN + TM:
+                    m = rl - TN
+                    if m < cx.m_rows:
+                        mbar_arrive_expect_tx(bar, nbytes)
+                        bulk_g2s(slot + (TN + m) * WB_ROW,
+                                 cx.a_tile + Int64(m * cx.lda_b) + Int64(k0) * 16 // VE, nbytes, bar)
+                    else:
+                        mbar_arrive_expect_tx(bar, 0)
+
+        @cute.jit
+        def read_bulk(self, cx, r, wcur):
+            """w_bulk: wait for round r's slot and read this lane's weight vectors (the layout of
+            load_w) from it. Returns the slot and per vector u an all-ones / zero mask: vectors at or
+            past the slice end are zeroed (their slot bytes are stale), in the weights here and in the
+            activation fragments (act_bulk) with the same k columns."""
+            mbar_wait(cx.sBar + (r % WB) * 8, (r // WB) % 2)
+            slot = cx.sW + (r % WB) * WB_SLOT
+            kt = cx.kt_begin + r * WK + cx.wk
+            keeps = [Int32(0) - b2i(kt * TK + lane_vector_col(u, cx.t, VE) < cx.kend) for u in range(V)]
+            for gi in cutlass.range_constexpr(G):
+                for h in cutlass.range_constexpr(2):
+                    rl = (cx.wn * G + gi) * 16 + h * 8 + cx.g
+                    for u in cutlass.range_constexpr(V):
+                        col = cx.wk * TK + lane_vector_col(u, cx.t, VE)
+                        v = lds_v4(slot + rl * WB_ROW + (col * 16) // VE)
+                        vec = (gi * 2 + h) * V + u
+                        for j in cutlass.range_constexpr(4):
+                            wcur[vec * 4 + j] = band(v[j], keeps[u])
+            return slot, keeps
+
+        @cute.jit
+        def act_bulk(self, cx, slot, keeps, u, mt):
+            """w_bulk: the B fragment of vector u, token tile mt, from the slot's raw activation rows
+            (token g + 8 mt; rows past M are zeros), masked like the weights; fp8 converted to f16."""
+            col = cx.wk * TK + lane_vector_col(u, cx.t, VE)
+            raw = lds_v4(slot + (TN + cx.g + 8 * mt) * WB_ROW + (col * 16) // VE)
+            raw = [band(x, keeps[u]) for x in raw]
+            if cutlass.const_expr(mode == "bf16"):
+                return raw
+            act = []
+            for q in cutlass.range_constexpr(4):
+                act += e4m3x4_to_f16(raw[q])
+            return act
 
         @cute.jit
         def load_a(self, anext, asnext, a, a_scale, lda_b, m_rows, k_r, kend, K, nkb, tid):
@@ -517,7 +620,14 @@ def _make_kernel_class(cfg: Config):
             acc, tmpb, anext, asnext = cx.acc, cx.tmpb, cx.anext, cx.asnext
             t, wk, tid = cx.t, cx.wk, cx.tid
             # next round: weights and raw activation in flight while this round computes
-            if cutlass.const_expr(WS > 0):
+            if cutlass.const_expr(WB > 0):
+                # bulk ring: round r + WB - 1 -> the slot of round r - 1, whose readers all passed the
+                # barrier that ended round r - 1; the blockscale weight scales of round r + 1 -> registers
+                if (tid < 32) & (r >= 1) & (r + WB - 1 < cx.R):
+                    self.issue_bulk(cx, r + WB - 1)
+                self.load_w(None, snext, cx.w, cx.rows, cx.nb, cx.kt_begin + (r + 1) * WK + wk, cx.kend,
+                            cx.K, cx.nkb, cx.w_scale, t, weights=False)
+            elif cutlass.const_expr(WS > 0):
                 # ring: round r + WS - 1 -> its slot (one commit group per round, empty past
                 # the slice), the blockscale weight scales of round r + 1 -> registers
                 rr = r + WS - 1
@@ -531,8 +641,12 @@ def _make_kernel_class(cfg: Config):
             else:
                 self.load_w(wnext, snext, cx.w, cx.rows, cx.nb, cx.kt_begin + (r + 1) * WK + wk, cx.kend,
                             cx.K, cx.nkb, cx.w_scale, t)
-            self.load_a(anext, asnext, cx.a_tile, cx.a_scale, cx.lda_b, cx.m_rows,
+            if cutlass.const_expr(WB == 0):
+                self.load_a(anext, asnext, cx.a_tile, cx.a_scale, cx.lda_b, cx.m_rows,
                             (cx.kt_begin + (r + 1) * WK) * TK, cx.kend, cx.K, cx.nkb, tid)
+            bslot, bkeeps = None, None
+            if cutlass.const_expr(WB > 0):
+                bslot, bkeeps = self.read_bulk(cx, r, wcur)
             if cutlass.const_expr(WS > 0):
                 # this thread's copies of round r have landed (at most WS - 1 newer groups pending)
                 cp_async_wait(WS - 1)
@@ -572,7 +686,9 @@ def _make_kernel_class(cfg: Config):
                     # activation fragments (B operand) of vector u, token tile mt
                     addr = abuf + cx.a_lane + mt * 8 * STRIDE + u * 4 * VE * _SMEM_EB
                     act = []
-                    if cutlass.const_expr(mode != "mxfp8"):
+                    if cutlass.const_expr(WB > 0):
+                        act = self.act_bulk(cx, bslot, bkeeps, u, mt)
+                    elif cutlass.const_expr(mode != "mxfp8"):
                         for q in cutlass.range_constexpr(LDS_PER_VEC):
                             act += lds_v4(addr + 16 * q)
                     for gi in cutlass.range_constexpr(G):
@@ -625,8 +741,14 @@ def _make_kernel_class(cfg: Config):
                                 acc[ab + c] = cc[c]
 
             # raw activation of the next round -> the other buffer; one barrier per round
-            self.store_a(anext, asnext, abuf_n, sabuf_n, cx.m_rows, tid)
-            cute.arch.sync_threads()
+            if cutlass.const_expr(WB > 0):
+                # the slot of this round is refilled at the start of the next: every warp must be
+                # done with it (no barrier while the ring is not reused)
+                if cx.R > WB:
+                    cute.arch.sync_threads()
+            else:
+                self.store_a(anext, asnext, abuf_n, sabuf_n, cx.m_rows, tid)
+                cute.arch.sync_threads()
 
         @cute.jit
         def round_wgmma(self, cx, wcur, scur, abuf, sabuf):
@@ -708,6 +830,27 @@ def _make_kernel_class(cfg: Config):
                             if cutlass.const_expr(mode == "mxfp4"):
                                 tv = tv * Float32(4096.0)
                             acc[mt * 4 + c] = acc[mt * 4 + c] + tv * (ws[c // 2] * sa2[c % 2])
+
+        @cute.jit
+        def epilogue_operands(self, a_scale, w_scale, bias, tid, n_cta, m0, m_rows, N, a_per_row,
+                              w_per_row, split_k, has_bias):
+            """w_bulk: this thread's output scales (fp8) and bias, loaded at the start while the
+            weights stream instead of after the main loop (a load there is one more memory latency
+            at the end of the kernel). Addresses are clamped into the tensors; None without w_bulk."""
+            if cutlass.const_expr(WB == 0):
+                return None
+            ops = []
+            for i in cutlass.range_constexpr(OPT):
+                idx = tid + i * THREADS
+                m = cutlass.min(idx // TN, m_rows - 1)
+                n = cutlass.min(n_cta + idx % TN, N - 1)
+                sa, sw = Float32(1.0), Float32(1.0)
+                if cutlass.const_expr(mode == "fp8"):
+                    sa = ld_f32(a_scale + Int64((m0 + m) * a_per_row) * 4)
+                    sw = ld_f32(w_scale + Int64(n * w_per_row) * 4)
+                b = ldg_f32(bias + Int64(n) * 4, b2i(has_bias != 0) & b2i(split_k == 1))
+                ops.append((sa, sw, b))
+            return ops
 
         # -------------------------------------------------------------- main kernel
         @cute.kernel
@@ -802,9 +945,40 @@ def _make_kernel_class(cfg: Config):
             acc.fill(0.0)
             tmpb = cute.make_rmem_tensor((G * MT * 4,), Float32)
 
+            class _Ctx:
+                pass
+            cx = _Ctx()
             # ---- prologue: activation of round 0 in smem, weights of round 0 in flight
-            self.load_a(anext, asnext, a_tile, a_scale_tile, lda_b, m_rows, kt_begin * TK, kend, K, nkb, tid)
-            if cutlass.const_expr(WS > 0):
+            if cutlass.const_expr(WB > 0):
+                # bulk ring: the first WB rounds (weights and activation) are requested before
+                # anything else; the epilogue's scales and bias are loaded while they stream
+                cx.sW, cx.sBar, cx.tid, cx.n_cta, cx.N, cx.K, cx.w = sW, sW + WB * WB_SLOT, tid, n_cta, N, K, w
+                cx.kt_begin, cx.kend, cx.m_rows, cx.a_tile, cx.lda_b = kt_begin, kend, m_rows, a_tile, lda_b
+                cx.anext, cx.asnext = anext, asnext
+                if tid == 0:
+                    for s_ in cutlass.range_constexpr(WB):
+                        mbar_init(cx.sBar + s_ * 8, TN + TM)
+                    fence_mbar_init()
+                # activation rows past M are never copied: zeros in every slot, for the whole kernel
+                zrow = WB_ROW // 16
+                for i in cutlass.range_constexpr(-(-(WB * TM * zrow) // THREADS)):
+                    e = tid + i * THREADS
+                    sl = e // (TM * zrow)
+                    m = (e - sl * TM * zrow) // zrow
+                    if (e < WB * TM * zrow) & (m >= m_rows):
+                        sts_v4(sW + sl * WB_SLOT + (TN + m) * WB_ROW + (e % zrow) * 16, [Int32(0)] * 4)
+                cute.arch.sync_threads()
+                if tid < 32:
+                    for s_ in cutlass.range_constexpr(WB):
+                        if s_ < R:
+                            self.issue_bulk(cx, s_)
+            else:
+                self.load_a(anext, asnext, a_tile, a_scale_tile, lda_b, m_rows, kt_begin * TK, kend, K, nkb, tid)
+            epi = self.epilogue_operands(a_scale, w_scale, bias, tid, n_cta, m0, m_rows, N, a_per_row,
+                                         w_per_row, split_k, has_bias)
+            if cutlass.const_expr(WB > 0):
+                pass
+            elif cutlass.const_expr(WS > 0):
                 for s_ in cutlass.range_constexpr(WS - 1):
                     if s_ < R:
                         self.load_w(None, None, w, rows, nb, kt_begin + s_ * WK + wk, kend, K, nkb, w_scale,
@@ -813,8 +987,9 @@ def _make_kernel_class(cfg: Config):
                 self.load_w(None, sAw, w, rows, nb, kt_begin + wk, kend, K, nkb, w_scale, t, weights=False)
             else:
                 self.load_w(wA, sAw, w, rows, nb, kt_begin + wk, kend, K, nkb, w_scale, t)
-            self.store_a(anext, asnext, sA, sSA, m_rows, tid)
-            cute.arch.sync_threads()
+            if cutlass.const_expr(WB == 0):
+                self.store_a(anext, asnext, sA, sSA, m_rows, tid)
+                cute.arch.sync_threads()
 
             # per-lane constant parts of the fragment addresses
             a_lane = g * STRIDE + (wk * TK + t * VE) * _SMEM_EB
@@ -828,9 +1003,7 @@ def _make_kernel_class(cfg: Config):
                     lane_b.append((g + 8 * mt + (TM - g - 8 * mt) * selA) * STRIDE + col)
 
             # rounds in pairs: buffers alternate statically (no register copies)
-            class _Ctx:
-                pass
-            cx = _Ctx()
+            cx.g, cx.wn = g, wn
             cx.acc, cx.tmpb, cx.anext, cx.asnext = acc, tmpb, anext, asnext
             cx.t, cx.wk, cx.tid, cx.w, cx.rows, cx.nb = t, wk, tid, w, rows, nb
             cx.kt_begin, cx.kend, cx.K, cx.nkb, cx.w_scale = kt_begin, kend, K, nkb, w_scale
@@ -859,12 +1032,15 @@ def _make_kernel_class(cfg: Config):
                     v = lds_f32(sRED + (m * RED_STRIDE + nl) * 4)
                     for q in cutlass.range_constexpr(1, WK):
                         v = v + lds_f32(sRED + ((q * TM + m) * RED_STRIDE + nl) * 4)
-                    if cutlass.const_expr(mode == "fp8"):
+                    if cutlass.const_expr(epi is not None and mode == "fp8"):
+                        v = v * epi[i][0]
+                        v = v * epi[i][1]
+                    elif cutlass.const_expr(mode == "fp8"):
                         v = v * ld_f32(a_scale + Int64((m0 + m) * a_per_row) * 4)
                         v = v * ld_f32(w_scale + Int64(n * w_per_row) * 4)
                     if split_k == 1:
                         if has_bias != 0:
-                            v = v + ld_f32(bias + Int64(n) * 4)
+                            v = v + (epi[i][2] if cutlass.const_expr(epi is not None) else ld_f32(bias + Int64(n) * 4))
                         stg_bf16(out + (Int64(m0 + m) * ldo + n) * 2, v)
                     else:
                         stg_f32(ws + ((Int64(bs) * M_pad + m0 + m) * N + n) * 4, v)
