@@ -513,8 +513,8 @@ def test_unknown_kernel_params_are_refused():
 
 def test_bulk_ring_config():
     """w_bulk: B round slots of (tile_n weight rows + tile_m activation rows) x the round's bytes
-    (+64 when that is a multiple of 128) replace the staged activation buffers; bf16 / fp8 with
-    mma=sync only, not combined with the cp.async ring."""
+    (+64 when that is a multiple of 128) replace the staged activation buffers (blockscale: plus the
+    round's scales); bf16 / fp8 / blockscale with mma=sync only, not combined with the cp.async ring."""
     cfg = fam.Config("gemm_a8w8", tile_m=8, tile_n=16, tile_k=256, warps_k=7, w_bulk=4, min_blocks=1)
     round_bytes = 7 * 256
     assert cfg.wb_row_bytes == round_bytes + 64 and cfg.a_buf_bytes == 0
@@ -528,7 +528,13 @@ def test_bulk_ring_config():
     for bad in (-1, 9):
         with pytest.raises(ValueError, match="w_bulk"):
             fam.Config("gemm_a8w8", tile_m=8, tile_n=16, w_bulk=bad)
-    for kw in (dict(op="gemm_a8w8_blockscale"), dict(op="gemm_mxfp8"), dict(op="gemm_mxfp4"),
+    blk = fam.Config("gemm_a8w8_blockscale", tile_m=8, tile_n=16, tile_k=128, warps_k=7, w_bulk=2, min_blocks=1)
+    # 7 weight scales (16-byte aligned block), then [7][8] activation scales
+    assert blk.wb_nkb == 7 and blk.wb_sa_offset == 32
+    assert blk.wb_slot_bytes == (16 + 8) * blk.wb_row_bytes + 32 + 7 * 8 * 4
+    with pytest.raises(ValueError, match="tile_n dividing 128"):
+        fam.Config("gemm_a8w8_blockscale", tile_m=8, tile_n=48, tile_k=128, warps_k=2, w_bulk=2, min_blocks=1)
+    for kw in (dict(op="gemm_mxfp8"), dict(op="gemm_mxfp4"),
                dict(op="gemm_a8w8", w_stages=3), dict(op="gemm_a8w8", tile_n=64, mma="wgmma", warps_k=2)):
         with pytest.raises(ValueError, match="w_bulk"):
             fam.Config(**{"tile_m": 8, "tile_n": 16, "min_blocks": 1, "w_bulk": 2, **kw})

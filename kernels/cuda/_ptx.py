@@ -254,6 +254,17 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
              "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1], $2, [$3];",
              "r,l,r,r", side=True)
 
+    def cp_async_4_zfill(smem_addr, gaddr, valid):
+        """4 bytes global -> shared (cp.async.ca, LDGSTS); zeros when valid == 0 (nothing is read)."""
+        _asm([], [Int32(smem_addr), Int64(gaddr), Int32(valid)],
+             "{ .reg .pred p; .reg .b32 n; setp.ne.b32 p, $2, 0; selp.b32 n, 4, 0, p;\n"
+             "cp.async.ca.shared.global [$0], [$1], 4, n; }", "r,l,r", side=True)
+
+    def cp_async_mbar_arrive(mbar):
+        """An arrival on mbar once all of this thread's earlier cp.async copies have landed (noinc:
+        the mbarrier's expected count includes it)."""
+        _asm([], [Int32(mbar)], "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];", "r", side=True)
+
     # ---- wgmma (sm_90a warpgroup MMA) with the A operand in registers, for the decode kernels
     def fence_proxy_async():
         """Makes this thread's st.shared writes visible to the async proxy (wgmma operand reads)."""

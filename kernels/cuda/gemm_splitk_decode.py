@@ -72,17 +72,19 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     H200 (2026-11-30): within +-5% of the register kernels, ahead on fp8 at M = 16, N = 2048
     (14.0 vs 14.6 us) and at 1 x 10240 x 8192 / 1 x 57344 x 8192; ncu shows the small-N case bound
     by neither (DRAM 31%, 8 warps per SM mostly idle) - see docs/PERF.md.
-  * bulk ring (param w_bulk = B >= 1, the .bkB kernels; bf16 / fp8): warp 0 copies each round's tile_n
-    weight rows and tile_m raw activation rows global -> shared memory with one TMA bulk copy per row
-    (cp.async.bulk, transaction bytes completing on the slot's mbarrier) into a ring of B slots; the
+  * bulk ring (param w_bulk = B >= 1, the .bkB kernels; bf16 / fp8 / blockscale): warp 0 copies each
+    round's tile_n weight rows and tile_m raw activation rows global -> shared memory with one TMA bulk
+    copy per row (cp.async.bulk, transaction bytes completing on the slot's mbarrier; blockscale: the
+    round's weight and activation scales by 4-byte cp.async, cp.async.mbarrier.arrive on the same
+    mbarrier) into a ring of B slots; the
     first B rounds are requested before anything else and a slot is refilled once the barrier after
     its round has passed (no barrier at all while rounds <= B). Warps read the weight vectors and the
     activation fragments straight from the slot (fp8: converted to f16 in registers); vectors past the
     slice are masked to zero (their slot bytes are stale), activation rows past M are zeroed once.
     Why: at N = 2048 the register / cp.async kernels kept the weights streaming but every round's small
     activation load queued behind megabytes of weight requests (ncu: the warps waited on the
-    activation, not the weights). Measured on the H200 (2026-11-30, kernel time): fp8 1 x 2048 x 7168
-    6.7 us against 8.7 us, bf16 9.7 against 11.7 us; see docs/PERF.md.
+    activation, not the weights). Measured on the H200 (2026-11-30, kernel time): 1 x 2048 x 7168 fp8
+    6.3 us against 8.7 us, blockscale 7.0 against 8.9 us, bf16 9.1 against 11.7 us; see docs/PERF.md.
   * registers: 256 threads, min 2 CTAs/SM (nvvm.minctasm) -> <= 128 registers; 2 x (weights of
     one round) per thread = 2 x 128 B (bf16/fp8, tile_k 128/256) or 2 x 64 B (MX), i.e. 64 KiB
     (32 KiB for MX) of weights in flight per SM plus the next round's activation.
@@ -237,8 +239,9 @@ class Config:
         self.w_bulk = int(w_bulk)
         if not 0 <= self.w_bulk <= 8:
             raise ValueError(f"{FAMILY}: w_bulk must be in [0, 8]")
-        if self.w_bulk and (self.w_stages or self.mma != "sync" or self.mode not in ("bf16", "fp8")):
-            raise ValueError(f"{FAMILY}: w_bulk is implemented for bf16 / fp8 with mma=sync and w_stages=0")
+        if self.w_bulk and (self.w_stages or self.mma != "sync" or self.mode not in ("bf16", "fp8", "fp8blk")):
+            raise ValueError(f"{FAMILY}: w_bulk is implemented for bf16 / fp8 / blockscale with mma=sync and "
+                             "w_stages=0")
 
         # mma = "wgmma" (the .wg kernels, fp8 / blockscale): each warpgroup (4 warps along N, 64
         # weight rows) runs wgmma.m64n{8,16}k32 e4m3 with the weights as the register A operand and
@@ -295,6 +298,13 @@ class Config:
         round_bytes = self.round_k * 16 // self.ve
         self.wb_row_bytes = round_bytes + (64 if round_bytes % 128 == 0 else 0)
         self.wb_slot_bytes = (self.tile_n + self.tile_m) * self.wb_row_bytes
+        # blockscale: the round's scales follow (cp.async, 4 bytes each): the weight-row block's
+        # round_k / 128 scales, then the activation's [round_k / 128][tile_m] (the sabuf layout)
+        self.wb_nkb = self.round_k // 128 if self.mode == "fp8blk" else 0
+        self.wb_sa_offset = -(-self.wb_nkb * 4 // 16) * 16  # activation scales 16-byte aligned (lds.v2)
+        self.wb_slot_bytes += self.wb_sa_offset + -(-self.wb_nkb * self.tile_m * 4 // 16) * 16
+        if self.w_bulk and self.mode == "fp8blk" and 128 % self.tile_n:
+            raise ValueError(f"{FAMILY}: blockscale with w_bulk needs tile_n dividing 128 (one weight-scale row)")
         if self.w_bulk:
             self.a_buf_bytes = 0  # no staged activation
         self.smem_bytes = (2 * self.a_buf_bytes + 2 * self.sa_buf_bytes + self.red_bytes
@@ -360,6 +370,7 @@ def _make_kernel_class(cfg: Config):
     ldg_w8, ldg_b32, e2m1x8_to_e4m3 = P.ldg_w8, P.ldg_b32, P.e2m1x8_to_e4m3
     mbar_init, fence_mbar_init, mbar_arrive_expect_tx, mbar_wait, bulk_g2s = (
         P.mbar_init, P.fence_mbar_init, P.mbar_arrive_expect_tx, P.mbar_wait, P.bulk_g2s)
+    cp_async_4_zfill, cp_async_mbar_arrive = P.cp_async_4_zfill, P.cp_async_mbar_arrive
 
     # ------------------------------------------------------------------ static configuration
     mode = cfg.mode
@@ -382,6 +393,9 @@ def _make_kernel_class(cfg: Config):
     WSTAGE = cfg.w_stage_bytes
     WB = cfg.w_bulk                   # bulk-copy weight ring depth in rounds (0: off)
     WB_ROW, WB_SLOT = cfg.wb_row_bytes, cfg.wb_slot_bytes
+    WB_SC, WB_NKB = (cfg.tile_n + cfg.tile_m) * cfg.wb_row_bytes, cfg.wb_nkb  # blockscale scales in a slot
+    WB_SA = WB_SC + cfg.wb_sa_offset
+    WB_ARRIVALS = TN + TM + (32 if WB_NKB else 0)    # bulk lanes + (blockscale) cp.async lanes
     OPT = cfg.out_per_thread
     WG = cfg.mma == "wgmma"
     BSTEP = getattr(cfg, "b_step_bytes", 0)   # smem bytes of one (warpgroup, k32 step) B tile
@@ -493,6 +507,27 @@ def _make_kernel_class(cfg: Config):
                                  cx.a_tile + Int64(m * cx.lda_b) + Int64(k0) * 16 // VE, nbytes, bar)
                     else:
                         mbar_arrive_expect_tx(bar, 0)
+            if cutlass.const_expr(WB_NKB > 0):
+                # blockscale: the round's weight scales (row block nb) and activation scales, 4-byte
+                # cp.async each (zeros past K / M), tracked by one noinc arrival per lane of warp 0
+                kb0 = k0 // 128
+                for i in cutlass.range_constexpr(-(-(WB_NKB * (1 + TM)) // 32)):
+                    e = cx.tid + 32 * i
+                    if e < WB_NKB:
+                        kb = kb0 + e
+                        cp_async_4_zfill(slot + WB_SC + e * 4,
+                                         cx.w_scale + (Int64(cx.nb0) * cx.nkb + cutlass.min(kb, cx.nkb - 1)) * 4,
+                                         b2i(kb < cx.nkb))
+                    elif e < WB_NKB * (1 + TM):
+                        e2 = e - WB_NKB
+                        kbl = e2 // TM
+                        m = e2 - kbl * TM
+                        kb = kb0 + kbl
+                        cp_async_4_zfill(slot + WB_SA + e2 * 4,
+                                         cx.a_scale + (Int64(cutlass.min(m, cx.m_rows - 1)) * cx.nkb
+                                                       + cutlass.min(kb, cx.nkb - 1)) * 4,
+                                         b2i(kb < cx.nkb) & b2i(m < cx.m_rows))
+                cp_async_mbar_arrive(bar)
 
         @cute.jit
         def read_bulk(self, cx, r, wcur):
@@ -625,8 +660,6 @@ def _make_kernel_class(cfg: Config):
                 # barrier that ended round r - 1; the blockscale weight scales of round r + 1 -> registers
                 if (tid < 32) & (r >= 1) & (r + WB - 1 < cx.R):
                     self.issue_bulk(cx, r + WB - 1)
-                self.load_w(None, snext, cx.w, cx.rows, cx.nb, cx.kt_begin + (r + 1) * WK + wk, cx.kend,
-                            cx.K, cx.nkb, cx.w_scale, t, weights=False)
             elif cutlass.const_expr(WS > 0):
                 # ring: round r + WS - 1 -> its slot (one commit group per round, empty past
                 # the slice), the blockscale weight scales of round r + 1 -> registers
@@ -647,6 +680,7 @@ def _make_kernel_class(cfg: Config):
             bslot, bkeeps = None, None
             if cutlass.const_expr(WB > 0):
                 bslot, bkeeps = self.read_bulk(cx, r, wcur)
+                sabuf = bslot + WB_SA  # blockscale activation scales (sabuf layout)
             if cutlass.const_expr(WS > 0):
                 # this thread's copies of round r have landed (at most WS - 1 newer groups pending)
                 cp_async_wait(WS - 1)
@@ -729,7 +763,10 @@ def _make_kernel_class(cfg: Config):
                             else:
                                 kbl = (wk * TK) // 128 + u // 2
                                 sa2 = lds_v2f(sabuf + (kbl * TM + mt * 8 + 2 * t) * 4)
-                                sw = scur[gi * (V // 2) + u // 2]
+                                if cutlass.const_expr(WB > 0):
+                                    sw = lds_f32(bslot + WB_SC + kbl * 4)
+                                else:
+                                    sw = scur[gi * (V // 2) + u // 2]
                                 for c in cutlass.range_constexpr(4):
                                     acc[ab + c] = acc[ab + c] + tq[c] * (sw * sa2[c % 2])
                         else:
@@ -955,10 +992,18 @@ def _make_kernel_class(cfg: Config):
                 cx.sW, cx.sBar, cx.tid, cx.n_cta, cx.N, cx.K, cx.w = sW, sW + WB * WB_SLOT, tid, n_cta, N, K, w
                 cx.kt_begin, cx.kend, cx.m_rows, cx.a_tile, cx.lda_b = kt_begin, kend, m_rows, a_tile, lda_b
                 cx.anext, cx.asnext = anext, asnext
-                if tid == 0:
+                cx.w_scale, cx.a_scale, cx.nkb, cx.nb0 = w_scale, a_scale_tile, nkb, nb[0]
+                # warp 0 initializes the slot barriers and requests the first WB rounds at once (the
+                # other warps see the barriers after the block barrier below)
+                if tid < 32:
+                    if tid == 0:
+                        for s_ in cutlass.range_constexpr(WB):
+                            mbar_init(cx.sBar + s_ * 8, WB_ARRIVALS)
+                        fence_mbar_init()
+                    cute.arch.sync_warp()
                     for s_ in cutlass.range_constexpr(WB):
-                        mbar_init(cx.sBar + s_ * 8, TN + TM)
-                    fence_mbar_init()
+                        if s_ < R:
+                            self.issue_bulk(cx, s_)
                 # activation rows past M are never copied: zeros in every slot, for the whole kernel
                 zrow = WB_ROW // 16
                 for i in cutlass.range_constexpr(-(-(WB * TM * zrow) // THREADS)):
@@ -968,10 +1013,6 @@ def _make_kernel_class(cfg: Config):
                     if (e < WB * TM * zrow) & (m >= m_rows):
                         sts_v4(sW + sl * WB_SLOT + (TN + m) * WB_ROW + (e % zrow) * 16, [Int32(0)] * 4)
                 cute.arch.sync_threads()
-                if tid < 32:
-                    for s_ in cutlass.range_constexpr(WB):
-                        if s_ < R:
-                            self.issue_bulk(cx, s_)
             else:
                 self.load_a(anext, asnext, a_tile, a_scale_tile, lda_b, m_rows, kt_begin * TK, kend, K, nkb, tid)
             epi = self.epilogue_operands(a_scale, w_scale, bias, tid, n_cta, m0, m_rows, N, a_per_row,
