@@ -6,10 +6,13 @@
 #   FLYGEMM_TRY_MATCH  kernel-name substring for compute-sanitizer memcheck (default: none)
 #   FLYGEMM_TUNE_OPS   "op:variant ..." (default bf16, fp8 per-tensor, blockscale)
 #   FLYGEMM_TUNE_SHAPES (default 1x2048x7168,16x2048x7168); FLYGEMM_PROBE=0 skips the probes
+# Logs go to a fresh folder packed into $OUT/all.tgz at the end (the device returns a few files only);
+# the probe table is also left as $OUT/probe.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/flygemm_small_n}
-mkdir -p "$OUT"
+FINAL=${OUT:-/tmp/flygemm_small_n}
+mkdir -p "$FINAL"
+OUT=$(mktemp -d)
 export FLYGEMM_TEST_ARGS=${FLYGEMM_TEST_ARGS:-tests/test_gpu_cuda_decode.py}
 export FLYGEMM_BENCH_ARGS=${FLYGEMM_BENCH_ARGS:-"--kernel-time --no-check --ops gemm_a8w8 --shapes 1x2048x7168"}
 OUT=$OUT timeout 240 bash tools/gpu_check.sh > "$OUT/check.txt" 2>&1
@@ -35,5 +38,4 @@ if [ "${FLYGEMM_PROBE:-1}" != 0 ]; then
   timeout 150 python3 tools/probes/stream_read.py > "$OUT/probe.txt" 2>&1
   echo "=== probe (rc $?)"; grep -E "^---|pattern|ldg32|bulk ctas 128 stages 7" "$OUT/probe.txt"
 fi
-# everything in one archive (the device returns a few files only)
-tar -czf /tmp/small_n_all.tgz -C "$OUT" . && find "$OUT" -type f ! -name probe.txt -delete && mv /tmp/small_n_all.tgz "$OUT/all.tgz"
+tar -czf "$FINAL/all.tgz" -C "$OUT" . && { [ ! -f "$OUT/probe.txt" ] || cp "$OUT/probe.txt" "$FINAL/"; } && rm -rf "$OUT"
