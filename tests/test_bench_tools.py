@@ -293,3 +293,32 @@ def test_device_env_is_shared_by_every_script_that_builds_the_extension_on_the_g
     out = subprocess.run(["bash", "-c", script], cwd=root, capture_output=True, text=True,
                          env={"PATH": "/usr/bin:/bin", "FLYGEMM_ARCHS": "sm_90a,gfx942"}).stdout.split()
     assert out[1] == "sm_90a,gfx942"
+
+
+def test_kernel_time_tuning_ranks_by_kernel_time_and_match_filters(monkeypatch):
+    """tools/tune.py --kernel-time: every candidate (and torch) is timed with bench.kernel_time_us,
+    unpaired, ranked by that time; --match keeps only the candidates whose name contains it."""
+    import torch
+    tune = _load_tools_module("tune")
+    monkeypatch.setattr(tune, "candidates", lambda *a, **k: [("dec.k_a", 1), ("dec.k_b", 1), ("big.k_c", 1)])
+    state = {"forced": None}
+    real_fn = tune.flygemm.gemm_a16w16
+
+    def spy(*args, **kwargs):
+        state["forced"] = os.environ.get("FLYGEMM_FORCE_KERNEL", "")
+        return real_fn(*args, **kwargs)
+
+    def kernel_time(fn, device, reps=50):
+        state["forced"] = None
+        fn()
+        return {"dec.k_a:1": 9.0, "dec.k_b:1": 7.0, "big.k_c:1": 5.0}.get(state["forced"], 8.0)
+
+    monkeypatch.setattr(tune.flygemm, "gemm_a16w16", spy)
+    monkeypatch.setattr(tune.bench, "kernel_time_us", kernel_time)
+    monkeypatch.setattr(tune.bench, "time_pair_us", lambda *a, **k: pytest.fail("kernel time is unpaired"))
+    rows = tune.tune_shape("gemm_a16w16", "-", 4, 32, 64, torch.device("cpu"), torch.Generator().manual_seed(0),
+                           [1], passes=1, paired=True, kernel_time=True, match="dec.")
+    assert sorted(r["kernel"] for r in rows) == ["dec.k_a", "dec.k_b"]
+    best = min(rows, key=tune.rank)
+    assert best["kernel"] == "dec.k_b" and not best["paired"]
+    assert best["ratio"] == pytest.approx(8.0 / 7.0)  # torch's kernel time over the candidate's
