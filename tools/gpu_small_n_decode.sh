@@ -5,7 +5,8 @@
 #   FLYGEMM_TEST_ARGS  pytest selection (default tests/test_gpu_cuda_decode.py)
 #   FLYGEMM_TRY_MATCH  kernel-name substring for compute-sanitizer memcheck (default: none)
 #   FLYGEMM_TUNE_OPS   "op:variant ..." (default bf16, fp8 per-tensor, blockscale)
-#   FLYGEMM_TUNE_SHAPES (default 1x2048x7168,16x2048x7168); FLYGEMM_PROBE=0 skips the probes
+#   FLYGEMM_TUNE_SHAPES (default 1x2048x7168,16x2048x7168); FLYGEMM_TUNE_MATCH kernel-name filter (default
+#   splitk_decode); FLYGEMM_PROBE=0 skips the probes
 # Logs go to a fresh folder packed into $OUT/all.tgz at the end (the device returns a few files only);
 # the probe table is also left as $OUT/probe.txt.
 set -uo pipefail
@@ -27,7 +28,7 @@ if [ -n "${FLYGEMM_TRY_MATCH:-}" ]; then
 fi
 for spec in ${FLYGEMM_TUNE_OPS:-gemm_a16w16:- gemm_a8w8:per_tensor gemm_a8w8_blockscale:-}; do
   op=${spec%%:*}
-  timeout 200 python3 tools/tune.py --op "$op" --variant "${spec#*:}" --kernel-time --match splitk_decode \
+  timeout 200 python3 tools/tune.py --op "$op" --variant "${spec#*:}" --kernel-time --match "${FLYGEMM_TUNE_MATCH:-splitk_decode}" \
     --shapes "${FLYGEMM_TUNE_SHAPES:-1x2048x7168,16x2048x7168}" --split-k "${FLYGEMM_TUNE_SPLITS:-1,2,4}" \
     > "$OUT/tune_$op.txt" 2>&1
   echo "=== $op (rc $?)"
