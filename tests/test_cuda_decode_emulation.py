@@ -564,6 +564,24 @@ def test_bulk_slot_fragment_reads_are_conflict_free(op, tile_k, warps_k):
                     assert sorted(banks) == list(range(32)), (wk, u, row0, phase)
 
 
+@pytest.mark.parametrize("tile_m,warps_k", [(8, 7), (16, 14), (16, 8), (8, 1), (16, 16)])
+def test_bulk_copies_are_issued_once_per_row_by_every_warp(tile_m, warps_k):
+    """w_bulk: thread tid issues the copy of slot row bulk_issue_row(tid, warps) when it is below
+    tile_n + tile_m: every row exactly once, and the rows are spread so that no warp issues more than
+    ceil(rows / warps) of them (a warp issues its lanes' copies one after the other)."""
+    cfg = fam.Config("gemm_a8w8", tile_m=tile_m, tile_n=16, tile_k=128, warps_k=warps_k, w_bulk=2, min_blocks=1)
+    rows, warps = cfg.tile_n + cfg.tile_m, cfg.threads // 32
+    issued = {}
+    for tid in range(cfg.threads):
+        row = fam.bulk_issue_row(tid, warps)
+        if row < rows:
+            assert row not in issued, (row, tid, issued.get(row))
+            issued[row] = tid // 32
+    assert sorted(issued) == list(range(rows))
+    per_warp = np.bincount(list(issued.values()), minlength=warps)
+    assert per_warp.max() <= -(-rows // warps), per_warp
+
+
 @pytest.mark.parametrize("K,split_k", [(7168, 1), (7168, 3), (1056, 2), (4112, 1)])
 def test_bulk_rounds_cover_the_slice_once(K, split_k):
     """The bulk path's bookkeeping (issue_bulk / read_bulk): round r of slice s copies columns

@@ -254,35 +254,6 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
              "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1], $2, [$3];",
              "r,l,r,r", side=True)
 
-    def bulk_g2s_multicast(smem_addr, gaddr, nbytes, mbar, cta_mask):
-        """bulk_g2s into the same shared-memory offset of every CTA of the cluster in cta_mask (one L2
-        read for all of them), completing on the mbarrier at offset mbar of each destination CTA."""
-        _asm([], [Int32(smem_addr), Int64(gaddr), Int32(nbytes), Int32(mbar), Int32(cta_mask)],
-             "{ .reg .b16 mk; cvt.u16.u32 mk, $4;\n"
-             "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-             " [$0], [$1], $2, [$3], mk; }", "r,l,r,r,r", side=True)
-
-    def cluster_rank():
-        """This CTA's rank in its thread-block cluster."""
-        return Int32(_asm([T.i32()], [], "mov.u32 $0, %cluster_ctarank;", "=r"))
-
-    def cluster_sync_relaxed():
-        """Every thread of every CTA of the cluster (all threads, converged) arrives (relaxed) and
-        waits. It orders no memory by itself: made for after fence_mbar_init (whose release covers
-        the mbarrier initializations, as in CUTLASS's pipeline setup) and a CTA barrier; a releasing
-        arrive would make ptxas put a MEMBAR.ALL.GPU into every thread."""
-        _asm([], [], "barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.aligned;", "",
-             side=True)
-
-    def mbar_arrive_remote(addr, rank):
-        """One arrival on the mbarrier at shared-memory offset addr of the cluster's CTA `rank` (this
-        CTA included), through its shared::cluster address. .release.cta, as the consumer release of
-        CUTLASS's multicast pipelines: the reads it releases were shared-memory reads whose values the
-        thread block has already used (.release.cluster makes ptxas put a MEMBAR.ALL.GPU before it)."""
-        _asm([], [Int32(addr), Int32(rank)],
-             "{ .reg .b32 ra; mapa.shared::cluster.u32 ra, $0, $1;\n"
-             "mbarrier.arrive.release.cta.shared::cluster.b64 _, [ra]; }", "r,r", side=True)
-
     def cp_async_4_zfill(smem_addr, gaddr, valid):
         """4 bytes global -> shared (cp.async.ca, LDGSTS); zeros when valid == 0 (nothing is read)."""
         _asm([], [Int32(smem_addr), Int64(gaddr), Int32(valid)],

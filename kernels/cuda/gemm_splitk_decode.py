@@ -72,7 +72,7 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     H200 (2026-11-30): within +-5% of the register kernels, ahead on fp8 at M = 16, N = 2048
     (14.0 vs 14.6 us) and at 1 x 10240 x 8192 / 1 x 57344 x 8192; ncu shows the small-N case bound
     by neither (DRAM 31%, 8 warps per SM mostly idle) - see docs/PERF.md.
-  * bulk ring (param w_bulk = B >= 1, the .bkB kernels; bf16 / fp8 / blockscale): warp 0 copies each
+  * bulk ring (param w_bulk = B >= 1, the .bkB kernels; bf16 / fp8 / blockscale): the warps copy each
     round's tile_n weight rows and tile_m raw activation rows global -> shared memory with one TMA bulk
     copy per row (cp.async.bulk, transaction bytes completing on the slot's mbarrier; blockscale: the
     round's weight and activation scales by 4-byte cp.async, cp.async.mbarrier.arrive on the same
@@ -85,6 +85,11 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     activation load queued behind megabytes of weight requests (ncu: the warps waited on the
     activation, not the weights). Measured on the H200 (2026-11-30, kernel time): 1 x 2048 x 7168 fp8
     6.3 us against 8.7 us, blockscale 7.0 against 8.9 us, bf16 9.1 against 11.7 us; see docs/PERF.md.
+    Every warp issues a few rows' copies (row i: lane i // warps of warp i % warps), not warp 0 alone:
+    16 x 2048 x 7168 fp8 8.2 -> 7.8 us, blockscale 9.1 -> 8.0, bf16 11.3 -> 10.6. Tried and dropped
+    (2026-11-30): clusters of 2 / 4 CTAs along N sharing each activation row by a multicast bulk copy
+    (per-slot release barriers across the cluster) - correct but 0.3-1.2 us slower with 2, and two
+    waves with 4 (docs/measurements/2026-11-30-h200-tune-bulk-mcast-9.txt).
   * registers: 256 threads, min 2 CTAs/SM (nvvm.minctasm) -> <= 128 registers; 2 x (weights of
     one round) per thread = 2 x 128 B (bf16/fp8, tile_k 128/256) or 2 x 64 B (MX), i.e. 64 KiB
     (32 KiB for MX) of weights in flight per SM plus the next round's activation.
@@ -127,6 +132,13 @@ SMEM_LIMIT = 227 * 1024
 # wgmma B operand (mma=wgmma): K-major without swizzle; core matrices (8 token rows x 16 bytes) are
 # WG_LBO bytes apart along K and WG_SBO bytes apart along the tokens
 WG_LBO, WG_SBO = 128, 256
+
+
+def bulk_issue_row(tid, warps):
+    """w_bulk: the slot row (weight rows, then activation rows) whose bulk copy thread tid of a CTA of
+    `warps` warps issues: lane i // warps of warp i % warps issues row i, so every warp has a few rows
+    (a warp issues its lanes' copies one after the other)."""
+    return (tid % 32) * warps + tid // 32
 
 
 def lane_vector_col(u, t, ve):
@@ -174,8 +186,7 @@ class Config:
     """Static description of one specialization (pure Python)."""
 
     def __init__(self, op, in_dtype=None, out_dtype="bf16", tile_m=16, tile_n=32, tile_k=0,
-                 warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync", w_bulk=0,
-                 a_mcast=1):
+                 warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync", w_bulk=0):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         self.op = op
@@ -243,19 +254,6 @@ class Config:
         if self.w_bulk and (self.w_stages or self.mma != "sync" or self.mode not in ("bf16", "fp8", "fp8blk")):
             raise ValueError(f"{FAMILY}: w_bulk is implemented for bf16 / fp8 / blockscale with mma=sync and "
                              "w_stages=0")
-        # a_mcast = C in {2, 4} (the .mcC kernels, w_bulk only): the C CTAs of a thread-block cluster
-        # (adjacent along N, same tokens and k slice) share the activation: CTA c copies the activation
-        # rows m with m % C == c of each round with one multicast bulk copy into the slots of all C, so
-        # L2 serves each activation byte once per cluster instead of once per CTA. Why: at M = 16,
-        # N = 2048 every CTA re-read the whole 16-row activation, as many bytes as its weights (the L2
-        # carried twice the weight bytes). A refilled slot must be free in all C CTAs: each CTA
-        # releases a slot to every CTA of the cluster (one remote arrival on a per-slot "empty"
-        # mbarrier of count C) after the barrier that ends the slot's round.
-        self.a_mcast = int(a_mcast)
-        if self.a_mcast not in (1, 2, 4):
-            raise ValueError(f"{FAMILY}: a_mcast must be 1, 2 or 4")
-        if self.a_mcast > 1 and not self.w_bulk:
-            raise ValueError(f"{FAMILY}: a_mcast needs w_bulk (the activation travels by bulk copy)")
 
         # mma = "wgmma" (the .wg kernels, fp8 / blockscale): each warpgroup (4 warps along N, 64
         # weight rows) runs wgmma.m64n{8,16}k32 e4m3 with the weights as the register A operand and
@@ -323,8 +321,7 @@ class Config:
             self.a_buf_bytes = 0  # no staged activation
         self.smem_bytes = (2 * self.a_buf_bytes + 2 * self.sa_buf_bytes + self.red_bytes
                            + self.zero_bytes + self.w_stages * self.w_stage_bytes
-                           + self.w_bulk * (self.wb_slot_bytes + 8) + 5 * 128
-                           + (8 * self.w_bulk if self.a_mcast > 1 else 0))
+                           + self.w_bulk * (self.wb_slot_bytes + 8) + 5 * 128)
         if self.smem_bytes > SMEM_LIMIT:
             raise ValueError(f"{FAMILY}: {self.smem_bytes} bytes of shared memory exceed {SMEM_LIMIT}")
         self.out_per_thread = -(-self.tile_m * self.tile_n // self.threads)
@@ -332,8 +329,7 @@ class Config:
     @staticmethod
     def from_spec(spec: dict) -> "Config":
         p = dict(spec.get("params") or {})
-        unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma", "w_bulk",
-                            "a_mcast"}
+        unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma", "w_bulk"}
         if unknown:  # a misspelt parameter would otherwise build the default kernel under its name
             raise ValueError(f"{FAMILY}: unknown params {sorted(unknown)}")
         return Config(
@@ -344,7 +340,6 @@ class Config:
             warps_k=p.get("warps_k", 4), groups=p.get("groups", 1),
             l2_prefetch=p.get("l2_prefetch", 128), min_blocks=p.get("min_blocks", 2),
             w_stages=p.get("w_stages", 0), mma=p.get("mma", "sync"), w_bulk=p.get("w_bulk", 0),
-            a_mcast=p.get("a_mcast", 1),
         )
 
     def meta(self) -> dict:
@@ -361,7 +356,6 @@ class Config:
             "w_bytes_in_flight_per_cta_smem_ring": max(self.w_stages - 1, 0) * self.w_stage_bytes,
             "w_bulk": self.w_bulk,
             "w_bytes_in_flight_per_cta_bulk": self.w_bulk * self.tile_n * self.round_k * 16 // self.ve,
-            "a_mcast": self.a_mcast, "cluster": [self.a_mcast, 1, 1],
             "min_blocks_per_sm": self.min_blocks,
             "mma": (f"wgmma.m64n{self.tile_m}k32 e4m3 (A in registers)" if self.mma == "wgmma" else
                     "mma.sync m16n8k16 " + ("bf16" if self.mode in ("bf16", "mxfp4") else "f16 (e4m3 converted)")),
@@ -389,8 +383,6 @@ def _make_kernel_class(cfg: Config):
     mbar_init, fence_mbar_init, mbar_arrive_expect_tx, mbar_wait, bulk_g2s = (
         P.mbar_init, P.fence_mbar_init, P.mbar_arrive_expect_tx, P.mbar_wait, P.bulk_g2s)
     cp_async_4_zfill, cp_async_mbar_arrive = P.cp_async_4_zfill, P.cp_async_mbar_arrive
-    bulk_g2s_multicast, cluster_rank, cluster_sync_relaxed, mbar_arrive_remote = (
-        P.bulk_g2s_multicast, P.cluster_rank, P.cluster_sync_relaxed, P.mbar_arrive_remote)
 
     # ------------------------------------------------------------------ static configuration
     mode = cfg.mode
@@ -416,7 +408,6 @@ def _make_kernel_class(cfg: Config):
     WB_SC, WB_NKB = (cfg.tile_n + cfg.tile_m) * cfg.wb_row_bytes, cfg.wb_nkb  # blockscale scales in a slot
     WB_SA = WB_SC + cfg.wb_sa_offset
     WB_ARRIVALS = TN + TM + (32 if WB_NKB else 0)    # bulk lanes + (blockscale) cp.async lanes
-    MC = cfg.a_mcast                  # CTAs of a cluster sharing the activation (1: no cluster)
     NWARPS = THREADS // 32
     OPT = cfg.out_per_thread
     WG = cfg.mma == "wgmma"
@@ -504,45 +495,35 @@ def _make_kernel_class(cfg: Config):
                         snext[gi * (V // 2) + j] = ld_f32(w_scale + (Int64(nb[gi]) * nkb + kb) * 4)
 
         @cute.jit
-        def issue_bulk(self, cx, r, weights=True, acts=True, free_round=None):
+        def issue_bulk(self, cx, r):
             """w_bulk: round r's TN weight rows and TM raw activation rows -> ring slot r % WB, one
-            bulk copy per row, row i by lane i // NWARPS of warp i % NWARPS (bulk_row): every warp
-            issues a few rows. Why spread: a bulk copy takes its operands from uniform registers, so a
-            warp issues its lanes' copies one after the other (~50 cycles each); warp 0 alone needed
-            ~2 us for the first rounds' ~100 copies while the other warps waited at the barrier (ncu,
-            2026-11-30). The lane of each of the TN + TM rows arrives on the slot's mbarrier
+            bulk copy per row, row i by lane i // NWARPS of warp i % NWARPS (bulk_issue_row): every
+            warp issues a few rows. Why spread: a bulk copy takes its operands from uniform registers, so a
+            warp issues its lanes' copies one after the other; with warp 0 issuing the first rounds'
+            ~100 copies alone, 25-29% of the stall samples of the N = 2048 kernels sat at the barrier
+            that waited for it (ncu, 2026-11-30). The lane of each of the TN + TM rows arrives on the slot's mbarrier
             (initialized for TN + TM) announcing its bytes; weight rows past N re-read row N - 1 (never
             stored), activation rows past M copy nothing. Only the slice's columns are copied: slot
-            bytes past them are stale and the readers mask them.
-            a_mcast = C: the lane of activation row m announces its bytes in every CTA, and the CTA of
-            rank m % C copies the row into all C (multicast), once round `free_round` has released
-            the slot in the whole cluster. `weights` / `acts`: issue only that part."""
+            bytes past them are stale and the readers mask them."""
             k0 = (cx.kt_begin + r * WK) * TK
             nbytes = (cutlass.min(cx.kend - k0, WK * TK) * 16) // VE
             slot = cx.sW + (r % WB) * WB_SLOT
             bar = cx.sBar + (r % WB) * 8
             rl = cx.bulk_row
             if rl < TN:
-                if cutlass.const_expr(weights):
-                    row = cutlass.min(cx.n_cta + rl, cx.N - 1)
-                    mbar_arrive_expect_tx(bar, nbytes)
-                    bulk_g2s(slot + rl * WB_ROW, cx.w + Int64(row) * (Int64(cx.K) * 16 // VE)
-                             + Int64(k0) * 16 // VE, nbytes, bar)
+                row = cutlass.min(cx.n_cta + rl, cx.N - 1)
+                mbar_arrive_expect_tx(bar, nbytes)
+                bulk_g2s(slot + rl * WB_ROW, cx.w + Int64(row) * (Int64(cx.K) * 16 // VE)
+                         + Int64(k0) * 16 // VE, nbytes, bar)
             elif rl < TN + TM:
-                if cutlass.const_expr(acts):
-                    m = rl - TN
-                    if m < cx.m_rows:
-                        mbar_arrive_expect_tx(bar, nbytes)
-                        src = cx.a_tile + Int64(m * cx.lda_b) + Int64(k0) * 16 // VE
-                        if cutlass.const_expr(MC == 1):
-                            bulk_g2s(slot + (TN + m) * WB_ROW, src, nbytes, bar)
-                        elif m % MC == cx.rank:
-                            if cutlass.const_expr(free_round is not None):
-                                mbar_wait(cx.sEmpty + (free_round % WB) * 8, (free_round // WB) % 2)
-                            bulk_g2s_multicast(slot + (TN + m) * WB_ROW, src, nbytes, bar, (1 << MC) - 1)
-                    else:
-                        mbar_arrive_expect_tx(bar, 0)
-            if cutlass.const_expr(WB_NKB > 0 and weights):
+                m = rl - TN
+                if m < cx.m_rows:
+                    mbar_arrive_expect_tx(bar, nbytes)
+                    bulk_g2s(slot + (TN + m) * WB_ROW,
+                             cx.a_tile + Int64(m * cx.lda_b) + Int64(k0) * 16 // VE, nbytes, bar)
+                else:
+                    mbar_arrive_expect_tx(bar, 0)
+            if cutlass.const_expr(WB_NKB > 0):
                 # blockscale: the round's weight scales (row block nb) and activation scales, 4-byte
                 # cp.async each (zeros past K / M), tracked by one noinc arrival per lane of warp
                 # r % NWARPS
@@ -696,9 +677,7 @@ def _make_kernel_class(cfg: Config):
                 # bulk ring: round r + WB - 1 -> the slot of round r - 1, whose readers all passed the
                 # barrier that ended round r - 1; the blockscale weight scales of round r + 1 -> registers
                 if (r >= 1) & (r + WB - 1 < cx.R):
-                    # a_mcast: the activation once every CTA of the cluster has released the slot
-                    # (round r - 1's readers are done everywhere)
-                    self.issue_bulk(cx, r + WB - 1, free_round=(r - 1) if cutlass.const_expr(MC > 1) else None)
+                    self.issue_bulk(cx, r + WB - 1)
             elif cutlass.const_expr(WS > 0):
                 # ring: round r + WS - 1 -> its slot (one commit group per round, empty past
                 # the slice), the blockscale weight scales of round r + 1 -> registers
@@ -822,10 +801,6 @@ def _make_kernel_class(cfg: Config):
                 # done with it (no barrier while the ring is not reused)
                 if cx.R > WB:
                     cute.arch.sync_threads()
-                    if cutlass.const_expr(MC > 1):
-                        # release this slot in every CTA of the cluster (it is refilled next round)
-                        if (tid < MC) & (r + WB < cx.R):
-                            mbar_arrive_remote(cx.sEmpty + (r % WB) * 8, tid)
             else:
                 self.store_a(anext, asnext, abuf_n, sabuf_n, cx.m_rows, tid)
                 cute.arch.sync_threads()
@@ -1036,22 +1011,17 @@ def _make_kernel_class(cfg: Config):
                 cx.kt_begin, cx.kend, cx.m_rows, cx.a_tile, cx.lda_b = kt_begin, kend, m_rows, a_tile, lda_b
                 cx.anext, cx.asnext = anext, asnext
                 cx.w_scale, cx.a_scale, cx.nkb, cx.nb0 = w_scale, a_scale_tile, nkb, nb[0]
-                cx.sEmpty = cx.sBar + WB * 8   # a_mcast: per-slot "free in every CTA" barriers
-                cx.rank = cluster_rank() if cutlass.const_expr(MC > 1) else Int32(0)
-                cx.bulk_row = (tid % 32) * NWARPS + tid // 32   # the row this thread copies (issue_bulk)
+                cx.bulk_row = bulk_issue_row(tid, NWARPS)   # the row this thread copies (issue_bulk)
                 # thread 0 initializes the slot barriers, then every warp requests its rows of the
-                # first WB rounds at once (with a_mcast the activation waits for the cluster barrier:
-                # every CTA's barriers must exist first)
+                # first WB rounds at once
                 if tid == 0:
                     for s_ in cutlass.range_constexpr(WB):
                         mbar_init(cx.sBar + s_ * 8, WB_ARRIVALS)
-                        if cutlass.const_expr(MC > 1):
-                            mbar_init(cx.sEmpty + s_ * 8, MC)
                     fence_mbar_init()
                 cute.arch.sync_threads()
                 for s_ in cutlass.range_constexpr(WB):
                     if s_ < R:
-                        self.issue_bulk(cx, s_, acts=(MC == 1))
+                        self.issue_bulk(cx, s_)
                 # activation rows past M are never copied: zeros in every slot, for the whole kernel
                 zrow = WB_ROW // 16
                 for i in cutlass.range_constexpr(-(-(WB * TM * zrow) // THREADS)):
@@ -1061,11 +1031,6 @@ def _make_kernel_class(cfg: Config):
                     if (e < WB * TM * zrow) & (m >= m_rows):
                         sts_v4(sW + sl * WB_SLOT + (TN + m) * WB_ROW + (e % zrow) * 16, [Int32(0)] * 4)
                 cute.arch.sync_threads()
-                if cutlass.const_expr(MC > 1):
-                    cluster_sync_relaxed()
-                    for s_ in cutlass.range_constexpr(WB):
-                        if s_ < R:
-                            self.issue_bulk(cx, s_, weights=False)
             else:
                 self.load_a(anext, asnext, a_tile, a_scale_tile, lda_b, m_rows, kt_begin * TK, kend, K, nkb, tid)
             epi = self.epilogue_operands(a_scale, w_scale, bias, tid, n_cta, m0, m_rows, N, a_per_row,
@@ -1164,13 +1129,12 @@ def _make_kernel_class(cfg: Config):
                      out: Int64, ws: Int64, M: Int32, N: Int32, K: Int32, lda: Int64, ldo: Int64,
                      M_pad: Int32, split_k: Int32, has_bias: Int32, a_per_row: Int32,
                      w_per_row: Int32, stream: cuda.CUstream):
-            # a_mcast: whole clusters along N (CTAs past N load row N - 1 and store nothing)
-            grid_n = (N + TN * MC - 1) // (TN * MC) * MC
+            grid_n = (N + TN - 1) // TN
             grid_m = (M + TM - 1) // TM
             self.main_kernel(a, w, a_scale, w_scale, bias, out, ws, M, N, K, lda, ldo, M_pad,
                              split_k, has_bias, a_per_row, w_per_row).launch(
                 grid=(grid_n, split_k, grid_m), block=[THREADS, 1, 1], stream=stream,
-                **MIN_BLOCKS, **({"cluster": (MC, 1, 1)} if MC > 1 else {}))
+                **MIN_BLOCKS)
             if split_k > 1:
                 total = M * N
                 self.reduce_kernel(ws, bias, out, M, N, ldo, M_pad, split_k, has_bias).launch(
