@@ -14,13 +14,22 @@ export FLYGEMM_BENCH_ARGS="--no-check --ops gemm_a16w16,gemm_a8w8,gemm_a8w8_bloc
 bash tools/gpu_check.sh > "$OUT/check.txt" 2>&1
 echo "check rc $?" >> "$OUT/check.txt"
 export PYTHONPATH=$PWD/python
-$PY -m flygemm bench --no-check --ops gemm_a16w16,gemm_a8w8,gemm_a8w8_blockscale --shapes llm \
-  --json "$OUT/llm.json" > "$OUT/llm.log" 2>&1
+# FLYGEMM_REPORT_LLM=0 skips the LLM set (when no row of it changed); FLYGEMM_REPORT_SWEEP=1 adds the
+# decode sweep (kernel time) for tools/plot_sweep.py
+if [ "${FLYGEMM_REPORT_LLM:-1}" != 0 ]; then
+  $PY -m flygemm bench --no-check --ops gemm_a16w16,gemm_a8w8,gemm_a8w8_blockscale --shapes llm \
+    --json "$OUT/llm.json" > "$OUT/llm.log" 2>&1
+fi
 $PY -m flygemm bench --no-check --kernel-time \
   --ops gemm_a16w16,gemm_a8w8,gemm_a8w8_blockscale,gemm_mxfp8,gemm_mxfp4 \
   --shapes 1x16384x7168,16x16384x7168,1x2048x7168,16x2048x7168 --json "$OUT/decode.json" > "$OUT/decode.log" 2>&1
+if [ "${FLYGEMM_REPORT_SWEEP:-0}" != 0 ]; then
+  $PY -m flygemm bench --no-check --kernel-time --ops gemm_a16w16,gemm_a8w8,gemm_a8w8_blockscale \
+    --shapes decode-sweep --json "$OUT/sweep.json" > "$OUT/sweep.log" 2>&1
+  echo "=== decode sweep (rc $?)"
+fi
 tar -czf "$FINAL/report.tgz" -C "$OUT" .
 grep -E "^=== tests|passed|failed" "$OUT/check.txt" | head -n 4
 sed -n '/^=== bench/,/^=== times/p' "$OUT/check.txt"
-$PY tools/compare_bench.py llm="$OUT/llm.json" | sed -n '/^geomean/,$p'
+[ -f "$OUT/llm.json" ] && $PY tools/compare_bench.py llm="$OUT/llm.json" | sed -n '/^geomean/,$p'
 sed -n '/^op /,$p' "$OUT/decode.log" | tail -n 40
