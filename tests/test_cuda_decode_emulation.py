@@ -582,6 +582,13 @@ def test_bulk_copies_are_issued_once_per_row_by_every_warp(tile_m, warps_k):
     assert per_warp.max() <= -(-rows // warps), per_warp
 
 
+def test_bulk_needs_a_thread_per_slot_row():
+    """64 weight rows + 16 activation rows cannot be issued by one warp's 32 threads: refused at build."""
+    with pytest.raises(ValueError, match="tile_n \\+ tile_m threads"):
+        fam.Config("gemm_a8w8", tile_m=16, tile_n=64, tile_k=128, groups=4, warps_k=1, w_bulk=2, min_blocks=1)
+    fam.Config("gemm_a8w8", tile_m=16, tile_n=64, tile_k=128, groups=4, warps_k=3, w_bulk=2, min_blocks=1)
+
+
 @pytest.mark.parametrize("K,split_k", [(7168, 1), (7168, 3), (1056, 2), (4112, 1)])
 def test_bulk_rounds_cover_the_slice_once(K, split_k):
     """The bulk path's bookkeeping (issue_bulk / read_bulk): round r of slice s copies columns

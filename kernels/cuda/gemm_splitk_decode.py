@@ -315,6 +315,9 @@ class Config:
         self.wb_nkb = self.round_k // 128 if self.mode == "fp8blk" else 0
         self.wb_sa_offset = -(-self.wb_nkb * 4 // 16) * 16  # activation scales 16-byte aligned (lds.v2)
         self.wb_slot_bytes += self.wb_sa_offset + -(-self.wb_nkb * self.tile_m * 4 // 16) * 16
+        if self.w_bulk and self.threads < self.tile_n + self.tile_m:
+            # one thread issues each slot row's copy (bulk_issue_row)
+            raise ValueError(f"{FAMILY}: w_bulk needs at least tile_n + tile_m threads (one per slot row)")
         if self.w_bulk and self.mode == "fp8blk" and 128 % self.tile_n:
             raise ValueError(f"{FAMILY}: blockscale with w_bulk needs tile_n dividing 128 (one weight-scale row)")
         if self.w_bulk:
