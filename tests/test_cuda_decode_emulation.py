@@ -534,7 +534,7 @@ def test_bulk_ring_config():
     assert blk.wb_slot_bytes == (16 + 8) * blk.wb_row_bytes + 32 + 7 * 8 * 4
     with pytest.raises(ValueError, match="tile_n dividing 128"):
         fam.Config("gemm_a8w8_blockscale", tile_m=8, tile_n=48, tile_k=128, warps_k=2, w_bulk=2, min_blocks=1)
-    for kw in (dict(op="gemm_mxfp8"), dict(op="gemm_mxfp4"),
+    for kw in (dict(op="gemm_mxfp8"), dict(op="gemm_mxfp4", w_bulk=1),
                dict(op="gemm_a8w8", w_stages=3), dict(op="gemm_a8w8", tile_n=64, mma="wgmma", warps_k=2)):
         with pytest.raises(ValueError, match="w_bulk"):
             fam.Config(**{"tile_m": 8, "tile_n": 16, "min_blocks": 1, "w_bulk": 2, **kw})
@@ -542,6 +542,28 @@ def test_bulk_ring_config():
         fam.Config("gemm_a8w8", tile_m=8, tile_n=16, tile_k=256, warps_k=7, w_bulk=8, min_blocks=1)
     spec = {"op": "gemm_a8w8", "tile_m": 8, "tile_n": 16, "tile_k": 256, "params": {"w_bulk": 4, "warps_k": 7}}
     assert fam.Config.from_spec(spec).w_bulk == 4
+
+
+def test_bulk_ring_config_mxfp4():
+    """w_bulk, MXFP4: the slot also holds the round's E8M0 scale bytes, one row per weight and per
+    activation row, padded to an odd number of words (bank spread); K must be a multiple of 128 (the
+    scales travel as 4-byte words) and the decoded activation stays staged (two buffers)."""
+    cfg = fam.Config("gemm_mxfp4", tile_m=8, tile_n=32, tile_k=256, warps_k=4, w_bulk=3, min_blocks=2)
+    assert cfg.round_k == 1024 and cfg.wb_row_bytes == 512 + 64
+    assert cfg.wb_mx_srow == 36 and (cfg.wb_mx_srow // 4) % 2 == 1
+    assert cfg.wb_slot_bytes == 40 * 576 + -(-40 * 36 // 16) * 16
+    assert cfg.k_multiple == 128 and cfg.a_buf_bytes == 8 * (1024 * 2 + 32)
+    odd = fam.Config("gemm_mxfp4", tile_m=8, tile_n=16, tile_k=256, warps_k=7, w_bulk=4, min_blocks=1)
+    assert odd.round_k == 1792 and odd.wb_mx_srow == 60  # 14 words -> 15
+    assert fam.Config("gemm_mxfp4", tile_m=8, tile_n=32, tile_k=256).k_multiple == 32
+    wg = fam.Config("gemm_mxfp4", tile_m=8, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", w_bulk=3, min_blocks=2)
+    # 8-byte chunk reads (4 rows x 32 bytes per phase): a 32-byte pad; whole k-tiles only (wgmma MX)
+    assert wg.wb_row_bytes == 256 + 32 and wg.wb_mx_srow == 20 and wg.k_multiple == 256
+    assert wg.a_buf_bytes == 512 * 8 * 2 and wg.sa_buf_bytes == 16 * 8 * 4
+    with pytest.raises(ValueError, match="w_bulk"):
+        fam.Config("gemm_mxfp8", tile_m=8, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", w_bulk=3, min_blocks=1)
+    with pytest.raises(ValueError, match="at least 2 slots"):
+        fam.Config("gemm_mxfp4", tile_m=8, tile_n=32, tile_k=256, w_bulk=1, min_blocks=1)
 
 
 @pytest.mark.parametrize("op,tile_k,warps_k", [("gemm_a8w8", 256, 7), ("gemm_a8w8", 128, 14),

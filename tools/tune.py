@@ -16,6 +16,7 @@ times each candidate alone (half the time) and ranks by microseconds.
 from __future__ import annotations
 
 import argparse
+import math
 import csv
 import os
 import sys
@@ -135,7 +136,8 @@ def paired_ratios(times: dict, peers: dict) -> dict:
 
 def rank(row: dict):
     """Sort key, best first: the paired ratio to torch where it was measured, else the time."""
-    return -row["ratio"] if row["paired"] else row["us"]
+    key = -row["ratio"] if row["paired"] else row["us"]
+    return math.inf if math.isnan(key) else key  # an unmeasured candidate (NaN) ranks last
 
 
 def main(argv=None) -> int:

@@ -251,9 +251,14 @@ class Config:
         self.w_bulk = int(w_bulk)
         if not 0 <= self.w_bulk <= 8:
             raise ValueError(f"{FAMILY}: w_bulk must be in [0, 8]")
-        if self.w_bulk and (self.w_stages or self.mma != "sync" or self.mode not in ("bf16", "fp8", "fp8blk")):
-            raise ValueError(f"{FAMILY}: w_bulk is implemented for bf16 / fp8 / blockscale with mma=sync and "
-                             "w_stages=0")
+        bulk_ok = self.mode in ("bf16", "fp8", "fp8blk") and self.mma == "sync" or self.mode == "mxfp4"
+        if self.w_bulk and (self.w_stages or not bulk_ok):
+            raise ValueError(f"{FAMILY}: w_bulk is implemented for bf16 / fp8 / blockscale with mma=sync and for "
+                             "MXFP4 (mma=sync or wgmma), with w_stages=0")
+        if self.w_bulk and self.mode == "mxfp4":
+            # the E8M0 scales travel as 4-byte cp.async words (4 blocks each) next to the bulk rows:
+            # rows of K / 32 scale bytes must be whole, 4-byte aligned words
+            self.k_multiple = 128
 
         # mma = "wgmma" (the .wg kernels, fp8 / blockscale): each warpgroup (4 warps along N, 64
         # weight rows) runs wgmma.m64n{8,16}k32 e4m3 with the weights as the register A operand and
@@ -307,21 +312,32 @@ class Config:
         # keeps the fragment reads (8 lanes: 2 rows x 64 bytes per phase) conflict-free
         # (the raw activation rows follow the weight rows, same stride: their fragment reads are the
         # weights' pattern)
+        # (MXFP4 through wgmma reads 8-byte chunks, 16 lanes = 4 rows x 32 bytes per phase: 32 mod 128)
         round_bytes = self.round_k * 16 // self.ve
-        self.wb_row_bytes = round_bytes + (64 if round_bytes % 128 == 0 else 0)
+        pad = 32 if self.wg_variants == 2 else 64
+        self.wb_row_bytes = round_bytes + (pad if round_bytes % 128 == 0 else 0)
         self.wb_slot_bytes = (self.tile_n + self.tile_m) * self.wb_row_bytes
         # blockscale: the round's scales follow (cp.async, 4 bytes each): the weight-row block's
         # round_k / 128 scales, then the activation's [round_k / 128][tile_m] (the sabuf layout)
         self.wb_nkb = self.round_k // 128 if self.mode == "fp8blk" else 0
         self.wb_sa_offset = -(-self.wb_nkb * 4 // 16) * 16  # activation scales 16-byte aligned (lds.v2)
         self.wb_slot_bytes += self.wb_sa_offset + -(-self.wb_nkb * self.tile_m * 4 // 16) * 16
+        # MXFP4: then the E8M0 scale bytes of the round, one row per weight row and per activation row;
+        # 4 pad bytes make the row stride an odd number of words, so the 8 rows a warp reads at once
+        # fall in 8 different banks (the 4 lanes of a row read bytes of one word)
+        mx_words = self.round_k // 128
+        self.wb_mx_srow = 4 * (mx_words + 1 - mx_words % 2) if self.mode == "mxfp4" else 0
+        self.wb_slot_bytes += -(-(self.tile_n + self.tile_m) * self.wb_mx_srow // 16) * 16
         if self.w_bulk and self.threads < self.tile_n + self.tile_m:
             # one thread issues each slot row's copy (bulk_issue_row)
             raise ValueError(f"{FAMILY}: w_bulk needs at least tile_n + tile_m threads (one per slot row)")
         if self.w_bulk and self.mode == "fp8blk" and 128 % self.tile_n:
             raise ValueError(f"{FAMILY}: blockscale with w_bulk needs tile_n dividing 128 (one weight-scale row)")
-        if self.w_bulk:
-            self.a_buf_bytes = 0  # no staged activation
+        if self.w_bulk and self.mode == "mxfp4" and self.w_bulk < 2:
+            raise ValueError(f"{FAMILY}: MXFP4 with w_bulk needs at least 2 slots (round r + 1 is staged "
+                             "during round r)")
+        if self.w_bulk and self.mode != "mxfp4":
+            self.a_buf_bytes = 0  # no staged activation (MXFP4 stages the decoded activation, see stage_bulk_act)
         self.smem_bytes = (2 * self.a_buf_bytes + 2 * self.sa_buf_bytes + self.red_bytes
                            + self.zero_bytes + self.w_stages * self.w_stage_bytes
                            + self.w_bulk * (self.wb_slot_bytes + 8) + 5 * 128)
@@ -385,6 +401,7 @@ def _make_kernel_class(cfg: Config):
     ldg_w8, ldg_b32, e2m1x8_to_e4m3 = P.ldg_w8, P.ldg_b32, P.e2m1x8_to_e4m3
     mbar_init, fence_mbar_init, mbar_arrive_expect_tx, mbar_wait, bulk_g2s = (
         P.mbar_init, P.fence_mbar_init, P.mbar_arrive_expect_tx, P.mbar_wait, P.bulk_g2s)
+    lds_u8, lds_v2, lds_b32 = P.lds_u8, P.lds_v2, P.lds_b32
     cp_async_4_zfill, cp_async_mbar_arrive = P.cp_async_4_zfill, P.cp_async_mbar_arrive
 
     # ------------------------------------------------------------------ static configuration
@@ -410,7 +427,11 @@ def _make_kernel_class(cfg: Config):
     WB_ROW, WB_SLOT = cfg.wb_row_bytes, cfg.wb_slot_bytes
     WB_SC, WB_NKB = (cfg.tile_n + cfg.tile_m) * cfg.wb_row_bytes, cfg.wb_nkb  # blockscale scales in a slot
     WB_SA = WB_SC + cfg.wb_sa_offset
-    WB_ARRIVALS = TN + TM + (32 if WB_NKB else 0)    # bulk lanes + (blockscale) cp.async lanes
+    WB_MXS = cfg.wb_mx_srow           # MXFP4: bytes per scale row in a slot (0: not MXFP4 bulk)
+    WB_MXW = cfg.round_k // 128       # MXFP4: 4-byte scale words per row per round
+    WB_MXN = (TN + TM) * WB_MXW if WB and mode == "mxfp4" else 0   # MXFP4: scale words per round
+    # bulk lanes + (blockscale) one warp's cp.async lanes + (MXFP4) every thread's cp.async arrival
+    WB_ARRIVALS = TN + TM + (32 if WB_NKB else 0) + (THREADS if WB_MXN else 0)
     NWARPS = THREADS // 32
     OPT = cfg.out_per_thread
     WG = cfg.mma == "wgmma"
@@ -549,17 +570,55 @@ def _make_kernel_class(cfg: Config):
                                                            + cutlass.min(kb, cx.nkb - 1)) * 4,
                                              b2i(kb < cx.nkb) & b2i(m < cx.m_rows))
                     cp_async_mbar_arrive(bar)
+            if cutlass.const_expr(WB_MXN > 0):
+                self.issue_mx_scales(cx, k0, slot, bar)
 
         @cute.jit
-        def read_bulk(self, cx, r, wcur):
+        def issue_mx_scales(self, cx, k0, slot, bar):
+            """w_bulk, MXFP4: the round's E8M0 scale bytes (weight rows, then activation rows; slot layout
+            of read_bulk / act_bulk) as 4-byte cp.async words spread over every thread, each thread's
+            copies tracked by one noinc arrival on the slot's mbarrier. Words past the slice (kend, a
+            multiple of 128) and activation rows past M are zero-filled, so no stale byte becomes an
+            inf / NaN factor; weight rows past N re-read row N - 1 (never stored)."""
+            kw0 = k0 // 128
+            for i in cutlass.range_constexpr(-(-WB_MXN // THREADS)):
+                e = cx.tid + i * THREADS
+                if e < WB_MXN:
+                    rr = e // WB_MXW
+                    kw = kw0 + e - rr * WB_MXW
+                    valid = b2i(kw * 128 < cx.kend)   # past the slice: zeros (finite factors)
+                    kwc = cutlass.min(kw, cx.K // 128 - 1)
+                    src = cx.w_scale + Int64(cutlass.min(cx.n_cta + rr, cx.N - 1)) * (cx.K // 32)
+                    if rr >= TN:
+                        valid = valid & b2i(rr - TN < cx.m_rows)
+                        src = cx.a_scale + Int64(cutlass.min(rr - TN, cx.m_rows - 1)) * (cx.K // 32)
+                    cp_async_4_zfill(slot + WB_SC + rr * WB_MXS + (e - rr * WB_MXW) * 4, src + Int64(kwc) * 4, valid)
+            cp_async_mbar_arrive(bar)
+
+        @cute.jit
+        def read_bulk(self, cx, r, wcur, scur):
             """w_bulk: wait for round r's slot and read this lane's weight vectors (the layout of
             load_w) from it. Returns the slot and per vector u an all-ones / zero mask: vectors at or
             past the slice end are zeroed (their slot bytes are stale), in the weights here and in the
-            activation fragments (act_bulk) with the same k columns."""
+            activation fragments (act_bulk) with the same k columns. MXFP4: the raw weights are kept and
+            the vector's E8M0 scale byte goes to scur; the mask is applied to the decoded scale factors
+            instead (one AND per vector: any e2m1 bits decode to a finite value, times 0 is 0)."""
             mbar_wait(cx.sBar + (r % WB) * 8, (r // WB) % 2)
             slot = cx.sW + (r % WB) * WB_SLOT
             kt = cx.kt_begin + r * WK + cx.wk
-            keeps = [Int32(0) - b2i(kt * TK + lane_vector_col(u, cx.t, VE) < cx.kend) for u in range(V)]
+            keeps = [Int32(0) - b2i(kt * TK + lane_vector_col(u, cx.t, WVE) < cx.kend) for u in range(V)]
+            if cutlass.const_expr(WGMX):
+                # MXFP4 through wgmma: the 8-byte chunks and E8M0 words of load_w's layout (G == 1)
+                for h in cutlass.range_constexpr(2):
+                    rl = cx.wn * 16 + h * 8 + cx.g
+                    for u in cutlass.range_constexpr(V):
+                        col = cx.wk * TK + lane_vector_col(u, cx.t, WVE)
+                        v = lds_v2(slot + rl * WB_ROW + col // 2)
+                        for j in cutlass.range_constexpr(2):
+                            wcur[(h * V + u) * 2 + j] = band(v[j], keeps[u])
+                    for q in cutlass.range_constexpr(V // 2):
+                        scur[h * (V // 2) + q] = lds_b32(slot + WB_SC + rl * WB_MXS + (cx.wk * TK) // 32 + 4 * q)
+                return slot, keeps
             for gi in cutlass.range_constexpr(G):
                 for h in cutlass.range_constexpr(2):
                     rl = (cx.wn * G + gi) * 16 + h * 8 + cx.g
@@ -567,8 +626,13 @@ def _make_kernel_class(cfg: Config):
                         col = cx.wk * TK + lane_vector_col(u, cx.t, VE)
                         v = lds_v4(slot + rl * WB_ROW + (col * 16) // VE)
                         vec = (gi * 2 + h) * V + u
-                        for j in cutlass.range_constexpr(4):
-                            wcur[vec * 4 + j] = band(v[j], keeps[u])
+                        if cutlass.const_expr(mode == "mxfp4"):
+                            scur[vec] = lds_u8(slot + WB_SC + rl * WB_MXS + col // 32)
+                            for j in cutlass.range_constexpr(4):
+                                wcur[vec * 4 + j] = v[j]
+                        else:
+                            for j in cutlass.range_constexpr(4):
+                                wcur[vec * 4 + j] = band(v[j], keeps[u])
             return slot, keeps
 
         @cute.jit
@@ -584,6 +648,36 @@ def _make_kernel_class(cfg: Config):
             for q in cutlass.range_constexpr(4):
                 act += e4m3x4_to_f16(raw[q])
             return act
+
+        @cute.jit
+        def stage_bulk_act(self, cx, r, abuf, sabuf):
+            """w_bulk, MXFP4: wait for round r's slot and stage its activation, decoded and scaled (store_a),
+            into abuf. Why not decode in every warp like the fp8 fragments: the e2m1 decode is integer work
+            (half-rate pipe on Hopper), and the WN warps of a k-tile would each decode the same activation -
+            staged, each value is decoded once per CTA and rows past M cost nothing but zero stores.
+            Chunks (32 values = one E8M0 block) past the slice are staged as zeros, their scale too."""
+            mbar_wait(cx.sBar + (r % WB) * 8, (r // WB) % 2)
+            slot = cx.sW + (r % WB) * WB_SLOT
+            k0 = (cx.kt_begin + r * WK) * TK
+            for i in cutlass.range_constexpr(CH):
+                c = cx.tid + i * THREADS
+                m = cutlass.min(c // CPR, TM - 1)
+                j = c - (c // CPR) * CPR
+                keep = Int32(0) - b2i(k0 + j * VE < cx.kend)
+                raw = lds_v4(slot + (TN + m) * WB_ROW + j * 16)
+                for q in cutlass.range_constexpr(4):
+                    cx.anext[i * 4 + q] = band(raw[q], keep)
+                if cutlass.const_expr(not WGMX):
+                    cx.asnext[i] = band(lds_u8(slot + WB_SC + (TN + m) * WB_MXS + j), keep)
+            if cutlass.const_expr(WGMX):
+                # the activation scales as fp32 in the sabuf layout ([round block][token]); zero-filled
+                # past the slice (issue_mx_scales)
+                for i in cutlass.range_constexpr(SAPT):
+                    e = cx.tid + i * THREADS
+                    col = cutlass.min(e // TM, cfg.sa_cols - 1)
+                    m = e - (e // TM) * TM
+                    cx.asnext[i] = e8m0_f32(lds_u8(slot + WB_SC + (TN + m) * WB_MXS + col))
+            self.store_a(cx.anext, cx.asnext, abuf, sabuf, cx.m_rows, cx.tid)
 
         @cute.jit
         def load_a(self, anext, asnext, a, a_scale, lda_b, m_rows, k_r, kend, K, nkb, tid):
@@ -700,8 +794,9 @@ def _make_kernel_class(cfg: Config):
                             (cx.kt_begin + (r + 1) * WK) * TK, cx.kend, cx.K, cx.nkb, tid)
             bslot, bkeeps = None, None
             if cutlass.const_expr(WB > 0):
-                bslot, bkeeps = self.read_bulk(cx, r, wcur)
-                sabuf = bslot + WB_SA  # blockscale activation scales (sabuf layout)
+                bslot, bkeeps = self.read_bulk(cx, r, wcur, scur)
+                if cutlass.const_expr(WB_NKB > 0):
+                    sabuf = bslot + WB_SA  # blockscale activation scales (sabuf layout)
             if cutlass.const_expr(WS > 0):
                 # this thread's copies of round r have landed (at most WS - 1 newer groups pending)
                 cp_async_wait(WS - 1)
@@ -727,6 +822,8 @@ def _make_kernel_class(cfg: Config):
                             wf.append(raw)
                         elif cutlass.const_expr(mode == "mxfp4"):
                             mult = bf16x2_pow2(scur[(gi * 2 + h) * V + u] + 78)
+                            if cutlass.const_expr(WB > 0):
+                                mult = band(mult, bkeeps[u])   # vectors past the slice (read_bulk)
                             d = []
                             for q in cutlass.range_constexpr(4):
                                 d += [hmul_bf16x2(x, mult) for x in e2m1x8_to_bf16(raw[q])]
@@ -741,7 +838,7 @@ def _make_kernel_class(cfg: Config):
                     # activation fragments (B operand) of vector u, token tile mt
                     addr = abuf + cx.a_lane + mt * 8 * STRIDE + u * 4 * VE * _SMEM_EB
                     act = []
-                    if cutlass.const_expr(WB > 0):
+                    if cutlass.const_expr(WB > 0 and mode != "mxfp4"):
                         act = self.act_bulk(cx, bslot, bkeeps, u, mt)
                     elif cutlass.const_expr(mode != "mxfp8"):
                         for q in cutlass.range_constexpr(LDS_PER_VEC):
@@ -799,7 +896,13 @@ def _make_kernel_class(cfg: Config):
                                 acc[ab + c] = cc[c]
 
             # raw activation of the next round -> the other buffer; one barrier per round
-            if cutlass.const_expr(WB > 0):
+            if cutlass.const_expr(WB > 0 and mode == "mxfp4"):
+                # the decoded activation of round r + 1 -> the other buffer (its slot was requested WB - 1
+                # rounds ago); the barrier also frees this round's slot for the refill
+                if r + 1 < cx.R:
+                    self.stage_bulk_act(cx, r + 1, abuf_n, sabuf_n)
+                cute.arch.sync_threads()
+            elif cutlass.const_expr(WB > 0):
                 # the slot of this round is refilled at the start of the next: every warp must be
                 # done with it (no barrier while the ring is not reused)
                 if cx.R > WB:
@@ -1034,6 +1137,10 @@ def _make_kernel_class(cfg: Config):
                     if (e < WB * TM * zrow) & (m >= m_rows):
                         sts_v4(sW + sl * WB_SLOT + (TN + m) * WB_ROW + (e % zrow) * 16, [Int32(0)] * 4)
                 cute.arch.sync_threads()
+                if cutlass.const_expr(mode == "mxfp4"):
+                    if R > 0:
+                        self.stage_bulk_act(cx, 0, sA, sSA)
+                    cute.arch.sync_threads()
             else:
                 self.load_a(anext, asnext, a_tile, a_scale_tile, lda_b, m_rows, kt_begin * TK, kend, K, nkb, tid)
             epi = self.epilogue_operands(a_scale, w_scale, bias, tid, n_cta, m0, m_rows, N, a_per_row,
