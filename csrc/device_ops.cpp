@@ -156,9 +156,12 @@ void device_gemm(const OpArgs& args, const Problem& p, at::Tensor& out) {
   at::Tensor a = rows_contiguous(args.a);
   at::Tensor w = weight_in_layout(args.w, k.w_layout);
   auto fp32_contig = [](const std::optional<at::Tensor>& t) {
-    return t && t->defined() ? (t->scalar_type() == at::kFloat8_e8m0fnu ? t->contiguous()
-                                                                         : t->to(at::kFloat).contiguous())
-                             : at::Tensor();
+    if (!t || !t->defined()) return at::Tensor();
+    if (t->scalar_type() != at::kFloat8_e8m0fnu) return t->to(at::kFloat).contiguous();
+    // E8M0 bytes: kernels may copy them in 4-byte words (the MXFP4 bulk decode kernels), so a view that
+    // starts off a 16-byte boundary is copied to a fresh (aligned) allocation; scales are small
+    at::Tensor c = t->contiguous();
+    return reinterpret_cast<uintptr_t>(c.data_ptr()) % 16 == 0 ? c : c.clone();
   };
   at::Tensor a_scale = fp32_contig(args.a_scale), w_scale = fp32_contig(args.w_scale);
   at::Tensor bias = fp32_contig(args.bias);

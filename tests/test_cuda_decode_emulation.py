@@ -556,12 +556,9 @@ def test_bulk_ring_config_mxfp4():
     odd = fam.Config("gemm_mxfp4", tile_m=8, tile_n=16, tile_k=256, warps_k=7, w_bulk=4, min_blocks=1)
     assert odd.round_k == 1792 and odd.wb_mx_srow == 60  # 14 words -> 15
     assert fam.Config("gemm_mxfp4", tile_m=8, tile_n=32, tile_k=256).k_multiple == 32
-    wg = fam.Config("gemm_mxfp4", tile_m=8, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", w_bulk=3, min_blocks=2)
-    # 8-byte chunk reads (4 rows x 32 bytes per phase): a 32-byte pad; whole k-tiles only (wgmma MX)
-    assert wg.wb_row_bytes == 256 + 32 and wg.wb_mx_srow == 20 and wg.k_multiple == 256
-    assert wg.a_buf_bytes == 512 * 8 * 2 and wg.sa_buf_bytes == 16 * 8 * 4
-    with pytest.raises(ValueError, match="w_bulk"):
-        fam.Config("gemm_mxfp8", tile_m=8, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", w_bulk=3, min_blocks=1)
+    for op in ("gemm_mxfp4", "gemm_mxfp8"):  # not through wgmma (measured slower and removed)
+        with pytest.raises(ValueError, match="w_bulk"):
+            fam.Config(op, tile_m=8, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", w_bulk=3, min_blocks=1)
     with pytest.raises(ValueError, match="at least 2 slots"):
         fam.Config("gemm_mxfp4", tile_m=8, tile_n=32, tile_k=256, w_bulk=1, min_blocks=1)
 

@@ -374,3 +374,31 @@ def test_decode_strided_activation(op, monkeypatch):
             buf, view = run_out(op, (strided,) + tuple(args[1:]), bias, M, N)
             check_guards(buf, M, N)
             assert rel_fro(view, ref) <= 1e-2, k["name"]
+
+
+def offset_copy(t, offset=1):
+    """t's values in a view that starts `offset` bytes into a fresh buffer (a misaligned pointer)."""
+    raw = torch.empty(t.numel() * t.element_size() + 16, dtype=torch.uint8, device=t.device)
+    view = raw[offset:offset + t.numel() * t.element_size()].view(t.dtype).view(t.shape)
+    view.copy_(t)
+    return view
+
+
+@requires_cuda
+def test_mx_decode_misaligned_scale_views(monkeypatch):
+    """E8M0 scale views that start off a word boundary (the MXFP4 bulk kernel copies scales in 4-byte
+    words): the op layer copies them to an aligned buffer, results equal those of aligned scales."""
+    op = "gemm_mxfp4"
+    skip_unless_built(op)
+    N, K = 2048, 7168
+    args, bias, ref = problem(op, N, K, "random_scales")
+    for M in (1, 16):
+        kernel, split_k = table_choice(op, M, N, K)
+        a, w, sa, sw = rows(args, op, M)
+        monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"{kernel}:{split_k}")
+        _, aligned_out = run_out(op, (a, w, sa, sw), bias, M, N)
+        buf, view = run_out(op, (a, w, offset_copy(sa, 1), offset_copy(sw, 3)), bias, M, N)
+        check_guards(buf, M, N)
+        assert torch.equal(view, aligned_out), f"{kernel}: misaligned scales changed the result"
+        assert rel_fro(view, ref[:M]) <= 1e-2
+    monkeypatch.delenv("FLYGEMM_FORCE_KERNEL")

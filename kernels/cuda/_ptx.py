@@ -120,13 +120,6 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
     def lds_f32(addr):
         return Float32(_asm([T.f32()], [Int32(addr)], "ld.shared.f32 $0, [$1];", "=f,r", side=True))
 
-    def lds_v2(addr):
-        r = _asm([T.i32()] * 2, [Int32(addr)], "ld.shared.v2.b32 {$0,$1}, [$2];", "=r,=r,r", side=True)
-        return [Int32(x) for x in r]
-
-    def lds_b32(addr):
-        return Int32(_asm([T.i32()], [Int32(addr)], "ld.shared.b32 $0, [$1];", "=r,r", side=True))
-
     def lds_u8(addr):
         return Int32(_asm([T.i32()], [Int32(addr)], "ld.shared.u8 $0, [$1];", "=r,r", side=True))
 

@@ -72,7 +72,7 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     H200 (2026-11-30): within +-5% of the register kernels, ahead on fp8 at M = 16, N = 2048
     (14.0 vs 14.6 us) and at 1 x 10240 x 8192 / 1 x 57344 x 8192; ncu shows the small-N case bound
     by neither (DRAM 31%, 8 warps per SM mostly idle) - see docs/PERF.md.
-  * bulk ring (param w_bulk = B >= 1, the .bkB kernels; bf16 / fp8 / blockscale): the warps copy each
+  * bulk ring (param w_bulk = B >= 1, the .bkB kernels; bf16 / fp8 / blockscale / MXFP4): the warps copy each
     round's tile_n weight rows and tile_m raw activation rows global -> shared memory with one TMA bulk
     copy per row (cp.async.bulk, transaction bytes completing on the slot's mbarrier; blockscale: the
     round's weight and activation scales by 4-byte cp.async, cp.async.mbarrier.arrive on the same
@@ -90,6 +90,15 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     (2026-11-30): clusters of 2 / 4 CTAs along N sharing each activation row by a multicast bulk copy
     (per-slot release barriers across the cluster) - correct but 0.3-1.2 us slower with 2, and two
     waves with 4 (docs/measurements/2026-11-30-h200-tune-bulk-mcast-9.txt).
+  * MXFP4 bulk (w_bulk with gemm_mxfp4): the slot also holds the round's E8M0 scale bytes (weight rows,
+    then activation rows), copied as 4-byte cp.async words by every thread (zero-filled past the slice)
+    with one noinc arrival each on the slot's mbarrier, so K % 128 == 0 and 4-byte aligned scale pointers.
+    The activation is not decoded by every warp: at the end of round r the CTA decodes round r + 1's raw
+    activation from its slot into a staged bf16 buffer (store_a), once per CTA. Measured on the H200
+    (2026-11-30, kernel time): 1 x 2048 x 7168 8.2 us against 9.5 us; at N = 16384 the best bulk variant
+    (m8n64g2.w4.bk3, not built) only tied the register kernel (30.7 vs 30.5 us): ncu put it at 47% issue-slot
+    use with ~7.9 instructions per weight byte, most of them the e2m1 decode and its scale multiply
+    (Hopper has no FP4 conversion), its 2 warps per scheduler stalled on short dependency chains.
   * registers: 256 threads, min 2 CTAs/SM (nvvm.minctasm) -> <= 128 registers; 2 x (weights of
     one round) per thread = 2 x 128 B (bf16/fp8, tile_k 128/256) or 2 x 64 B (MX), i.e. 64 KiB
     (32 KiB for MX) of weights in flight per SM plus the next round's activation.
@@ -251,10 +260,11 @@ class Config:
         self.w_bulk = int(w_bulk)
         if not 0 <= self.w_bulk <= 8:
             raise ValueError(f"{FAMILY}: w_bulk must be in [0, 8]")
-        bulk_ok = self.mode in ("bf16", "fp8", "fp8blk") and self.mma == "sync" or self.mode == "mxfp4"
-        if self.w_bulk and (self.w_stages or not bulk_ok):
-            raise ValueError(f"{FAMILY}: w_bulk is implemented for bf16 / fp8 / blockscale with mma=sync and for "
-                             "MXFP4 (mma=sync or wgmma), with w_stages=0")
+        if self.w_bulk and (self.w_stages or self.mma != "sync" or self.mode not in ("bf16", "fp8", "fp8blk", "mxfp4")):
+            # (MXFP4 through wgmma with bulk slots was built and measured, 2026-11-30: 35.6 against 30.5 us at
+            # 1 x 16384 x 7168; docs/measurements/2026-11-30-h200-tune-mxfp4-bulk-10.txt, commit 06e8349)
+            raise ValueError(f"{FAMILY}: w_bulk is implemented for bf16 / fp8 / blockscale / MXFP4 with mma=sync and "
+                             "w_stages=0")
         if self.w_bulk and self.mode == "mxfp4":
             # the E8M0 scales travel as 4-byte cp.async words (4 blocks each) next to the bulk rows:
             # rows of K / 32 scale bytes must be whole, 4-byte aligned words
@@ -312,10 +322,8 @@ class Config:
         # keeps the fragment reads (8 lanes: 2 rows x 64 bytes per phase) conflict-free
         # (the raw activation rows follow the weight rows, same stride: their fragment reads are the
         # weights' pattern)
-        # (MXFP4 through wgmma reads 8-byte chunks, 16 lanes = 4 rows x 32 bytes per phase: 32 mod 128)
         round_bytes = self.round_k * 16 // self.ve
-        pad = 32 if self.wg_variants == 2 else 64
-        self.wb_row_bytes = round_bytes + (pad if round_bytes % 128 == 0 else 0)
+        self.wb_row_bytes = round_bytes + (64 if round_bytes % 128 == 0 else 0)
         self.wb_slot_bytes = (self.tile_n + self.tile_m) * self.wb_row_bytes
         # blockscale: the round's scales follow (cp.async, 4 bytes each): the weight-row block's
         # round_k / 128 scales, then the activation's [round_k / 128][tile_m] (the sabuf layout)
@@ -401,7 +409,7 @@ def _make_kernel_class(cfg: Config):
     ldg_w8, ldg_b32, e2m1x8_to_e4m3 = P.ldg_w8, P.ldg_b32, P.e2m1x8_to_e4m3
     mbar_init, fence_mbar_init, mbar_arrive_expect_tx, mbar_wait, bulk_g2s = (
         P.mbar_init, P.fence_mbar_init, P.mbar_arrive_expect_tx, P.mbar_wait, P.bulk_g2s)
-    lds_u8, lds_v2, lds_b32 = P.lds_u8, P.lds_v2, P.lds_b32
+    lds_u8 = P.lds_u8
     cp_async_4_zfill, cp_async_mbar_arrive = P.cp_async_4_zfill, P.cp_async_mbar_arrive
 
     # ------------------------------------------------------------------ static configuration
@@ -606,19 +614,7 @@ def _make_kernel_class(cfg: Config):
             mbar_wait(cx.sBar + (r % WB) * 8, (r // WB) % 2)
             slot = cx.sW + (r % WB) * WB_SLOT
             kt = cx.kt_begin + r * WK + cx.wk
-            keeps = [Int32(0) - b2i(kt * TK + lane_vector_col(u, cx.t, WVE) < cx.kend) for u in range(V)]
-            if cutlass.const_expr(WGMX):
-                # MXFP4 through wgmma: the 8-byte chunks and E8M0 words of load_w's layout (G == 1)
-                for h in cutlass.range_constexpr(2):
-                    rl = cx.wn * 16 + h * 8 + cx.g
-                    for u in cutlass.range_constexpr(V):
-                        col = cx.wk * TK + lane_vector_col(u, cx.t, WVE)
-                        v = lds_v2(slot + rl * WB_ROW + col // 2)
-                        for j in cutlass.range_constexpr(2):
-                            wcur[(h * V + u) * 2 + j] = band(v[j], keeps[u])
-                    for q in cutlass.range_constexpr(V // 2):
-                        scur[h * (V // 2) + q] = lds_b32(slot + WB_SC + rl * WB_MXS + (cx.wk * TK) // 32 + 4 * q)
-                return slot, keeps
+            keeps = [Int32(0) - b2i(kt * TK + lane_vector_col(u, cx.t, VE) < cx.kend) for u in range(V)]
             for gi in cutlass.range_constexpr(G):
                 for h in cutlass.range_constexpr(2):
                     rl = (cx.wn * G + gi) * 16 + h * 8 + cx.g
@@ -650,7 +646,7 @@ def _make_kernel_class(cfg: Config):
             return act
 
         @cute.jit
-        def stage_bulk_act(self, cx, r, abuf, sabuf):
+        def stage_bulk_act(self, cx, r, abuf):
             """w_bulk, MXFP4: wait for round r's slot and stage its activation, decoded and scaled (store_a),
             into abuf. Why not decode in every warp like the fp8 fragments: the e2m1 decode is integer work
             (half-rate pipe on Hopper), and the WN warps of a k-tile would each decode the same activation -
@@ -667,17 +663,8 @@ def _make_kernel_class(cfg: Config):
                 raw = lds_v4(slot + (TN + m) * WB_ROW + j * 16)
                 for q in cutlass.range_constexpr(4):
                     cx.anext[i * 4 + q] = band(raw[q], keep)
-                if cutlass.const_expr(not WGMX):
-                    cx.asnext[i] = band(lds_u8(slot + WB_SC + (TN + m) * WB_MXS + j), keep)
-            if cutlass.const_expr(WGMX):
-                # the activation scales as fp32 in the sabuf layout ([round block][token]); zero-filled
-                # past the slice (issue_mx_scales)
-                for i in cutlass.range_constexpr(SAPT):
-                    e = cx.tid + i * THREADS
-                    col = cutlass.min(e // TM, cfg.sa_cols - 1)
-                    m = e - (e // TM) * TM
-                    cx.asnext[i] = e8m0_f32(lds_u8(slot + WB_SC + (TN + m) * WB_MXS + col))
-            self.store_a(cx.anext, cx.asnext, abuf, sabuf, cx.m_rows, cx.tid)
+                cx.asnext[i] = band(lds_u8(slot + WB_SC + (TN + m) * WB_MXS + j), keep)
+            self.store_a(cx.anext, cx.asnext, abuf, None, cx.m_rows, cx.tid)
 
         @cute.jit
         def load_a(self, anext, asnext, a, a_scale, lda_b, m_rows, k_r, kend, K, nkb, tid):
@@ -900,7 +887,7 @@ def _make_kernel_class(cfg: Config):
                 # the decoded activation of round r + 1 -> the other buffer (its slot was requested WB - 1
                 # rounds ago); the barrier also frees this round's slot for the refill
                 if r + 1 < cx.R:
-                    self.stage_bulk_act(cx, r + 1, abuf_n, sabuf_n)
+                    self.stage_bulk_act(cx, r + 1, abuf_n)
                 cute.arch.sync_threads()
             elif cutlass.const_expr(WB > 0):
                 # the slot of this round is refilled at the start of the next: every warp must be
@@ -1139,7 +1126,7 @@ def _make_kernel_class(cfg: Config):
                 cute.arch.sync_threads()
                 if cutlass.const_expr(mode == "mxfp4"):
                     if R > 0:
-                        self.stage_bulk_act(cx, 0, sA, sSA)
+                        self.stage_bulk_act(cx, 0, sA)
                     cute.arch.sync_threads()
             else:
                 self.load_a(anext, asnext, a_tile, a_scale_tile, lda_b, m_rows, kt_begin * TK, kend, K, nkb, tid)
@@ -1295,6 +1282,7 @@ constexpr long long kTileM = @TILE_M@, kKMultiple = @KMULT@, kMaxSplitK = @MAXSP
 constexpr long long kElemNum = @ENUM@, kElemDen = @EDEN@;  // bytes per element = num / den
 constexpr long long kStoreBytes = @SBYTES@;  // bytes per storage element of a (fp4: 1 per pair)
 constexpr int kMode = @MODE@;  // 0 bf16, 1 fp8 (tensor/row scales), 2 blockscale, 3 mxfp8, 4 mxfp4
+constexpr int kMxScaleAlign = @MXALIGN@;  // E8M0 scale pointers: the MXFP4 bulk kernels copy 4-byte words
 """
 
 _ADAPTER_LAUNCH = r"""
@@ -1346,6 +1334,8 @@ static int @IDENT@_launch(const flygemm::LaunchArgs& args, char* err, int err_le
     }
     if (kMode <= 2 && (!aligned(args.a_scale, 4) || !aligned(args.w_scale, 4)))
       return fail(err, err_len, "fp32 scales must be 4-byte aligned");
+    if (kMode >= 3 && (!aligned(args.a_scale, kMxScaleAlign) || !aligned(args.w_scale, kMxScaleAlign)))
+      return fail(err, err_len, "this kernel needs 4-byte aligned E8M0 scale pointers");
   }
   if (loaded_sm_count(args.device, err, err_len) <= 0) return -1;
   // Same packing as cute_dsl_@IDENT@_wrapper in @HEADER@; the launcher returns the status of
@@ -1381,6 +1371,7 @@ def adapter_cpp(ident: str, name: str, header_rel: str, ciface: str, cfg: Config
         "@THREADS@": str(cfg.threads), "@KMULT@": str(cfg.k_multiple),
         "@MAXSPLIT@": str(MAX_SPLIT_K), "@ENUM@": str(enum), "@EDEN@": str(eden),
         "@MODE@": str(_MODE_CODE[cfg.mode]), "@SBYTES@": "2" if cfg.mode == "bf16" else "1",
+        "@MXALIGN@": "4" if cfg.w_bulk and cfg.mode == "mxfp4" else "1",
     }.items():
         text = text.replace(k, v)
     return text
