@@ -28,6 +28,14 @@ if [ "${FLYGEMM_REPORT_SWEEP:-0}" != 0 ]; then
     --shapes decode-sweep --json "$OUT/sweep.json" > "$OUT/sweep.log" 2>&1
   echo "=== decode sweep (rc $?)"
 fi
+# FLYGEMM_REPORT_MEMCHECK=<kernel-name substring> adds compute-sanitizer memcheck over those kernels
+# (split_k 1 and 3, shapes FLYGEMM_REPORT_SAN_SHAPES)
+if [ -n "${FLYGEMM_REPORT_MEMCHECK:-}" ]; then
+  SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  timeout 150 "$SAN" --tool memcheck $PY tools/sanitize_sweep.py --each-kernel --match "$FLYGEMM_REPORT_MEMCHECK" \
+    --split-k 1,3 --shapes "${FLYGEMM_REPORT_SAN_SHAPES:-1x2056x7168,9x520x12288}" > "$OUT/memcheck.log" 2>&1
+  echo "=== memcheck $FLYGEMM_REPORT_MEMCHECK (rc $?): $(grep -h 'ERROR SUMMARY' "$OUT/memcheck.log" | sort | uniq -c)"
+fi
 tar -czf "$FINAL/report.tgz" -C "$OUT" .
 grep -E "^=== tests|passed|failed" "$OUT/check.txt" | head -n 4
 sed -n '/^=== bench/,/^=== times/p' "$OUT/check.txt"
