@@ -322,3 +322,14 @@ def test_kernel_time_tuning_ranks_by_kernel_time_and_match_filters(monkeypatch):
     best = min(rows, key=tune.rank)
     assert best["kernel"] == "dec.k_b" and not best["paired"]
     assert best["ratio"] == pytest.approx(8.0 / 7.0)  # torch's kernel time over the candidate's
+
+
+def test_tune_ranks_an_unmeasured_candidate_last():
+    """A candidate whose time came back NaN (e.g. kernel time not recorded) must not win the shape."""
+    tune = _load_tools_module("tune")
+    rows = [{"paired": False, "us": float("nan"), "ratio": float("nan")},
+            {"paired": False, "us": 30.5, "ratio": float("nan")},
+            {"paired": False, "us": 31.0, "ratio": float("nan")}]
+    assert min(rows, key=tune.rank)["us"] == 30.5
+    paired = [{"paired": True, "us": 1.0, "ratio": float("nan")}, {"paired": True, "us": 2.0, "ratio": 1.1}]
+    assert min(paired, key=tune.rank)["ratio"] == 1.1
