@@ -143,6 +143,87 @@ def test_wgmma_mx_masked_tiles_split_the_sum_by_32_block(tile_m, V, fp4):
         assert D == want
 
 
+def emulate_fp4_word_steps(W, X, tile_m, V, warps_k):
+    """mx_lanes=4 (MXFP4, one block per step): {(wk, s): D[64][tile_m]} of every k32 step of a round,
+    from the kernel's helpers wg_fp4_word_col / wg_fp4_word_quad / wg_fp4_act_offset."""
+    TK = 4 * V * 16
+    bstep = 32 * tile_m
+    round_k = warps_k * TK
+    smem = {}
+    for m in range(tile_m):
+        for j in range(round_k // 32):
+            for q in range(4):
+                for w, half in enumerate(even_odd(X[m][32 * j + 8 * q: 32 * j + 8 * q + 8])):
+                    base = fam.wg_fp4_act_offset(j, m, q, w, TK, bstep)
+                    for b in range(4):
+                        assert base + b not in smem, "two activation bytes share a shared-memory byte"
+                        smem[base + b] = half[b]
+    assert len(smem) == tile_m * round_k and max(smem) < round_k * tile_m
+    out = {}
+    for wk in range(warps_k):
+        regs = {}
+        for wi in range(4):
+            for lane in range(32):
+                g, t = lane // 4, lane % 4
+                words = []
+                for h in range(2):
+                    row = W[16 * wi + g + 8 * h]
+                    for s in range(2 * V):
+                        col = wk * TK + fam.wg_fp4_word_col(s, t)
+                        words.append(row[col: col + 8])
+                regs[wi, lane] = words
+        for s in range(2 * V):
+            A = [[None] * 32 for _ in range(64)]
+            for (wi, lane), words in regs.items():
+                g, t = lane // 4, lane % 4
+                for r, (i, w) in enumerate(fam.wg_fp4_word_quad(s, V)):
+                    v1, v2 = r % 2, r // 2
+                    for v0 in range(4):
+                        A[16 * wi + g + 8 * v1][4 * t + v0 + 16 * v2] = even_odd(words[i])[w][v0]
+            start = (wk * 2 * V + s) * bstep
+            D = [[0] * tile_m for _ in range(64)]
+            for n in range(tile_m):
+                col = [smem[start + (k // 16) * fam.WG_LBO + (n // 8) * fam.WG_SBO + (n % 8) * 16 + k % 16]
+                       for k in range(32)]
+                for mrow in range(64):
+                    D[mrow][n] = sum(A[mrow][k] * col[k] for k in range(32))
+            out[wk, s] = D
+    return out
+
+
+@pytest.mark.parametrize("tile_m, V", [(8, 4), (16, 2), (8, 2)])
+def test_wgmma_fp4_word_layout_gives_one_block_per_step(tile_m, V):
+    """mx_lanes=4: step s of warpgroup wk must be exactly the sum over 32-block (wk * tile_k / 32 + s)
+    of the round, so that one temporary per step can take that block's two E8M0 scales."""
+    warps_k = 2
+    TK = 4 * V * 16
+    round_k = warps_k * TK
+    rnd = random.Random(100 * tile_m + V)
+    W = [[rnd.randint(-7, 7) for _ in range(round_k)] for _ in range(64)]
+    X = [[rnd.randint(-7, 7) for _ in range(round_k)] for _ in range(tile_m)]
+    steps = emulate_fp4_word_steps(W, X, tile_m, V, warps_k)
+    for (wk, s), D in steps.items():
+        blk = wk * TK // 32 + s
+        cols = range(32 * blk, 32 * blk + 32)
+        assert D == [[sum(W[r][k] * X[n][k] for k in cols) for n in range(tile_m)] for r in range(64)]
+
+
+def test_wgmma_fp4_word_quads_use_every_weight_word_once():
+    V = 4
+    used = sorted(i for s in range(2 * V) for i, w in fam.wg_fp4_word_quad(s, V) if w == 0)
+    assert used == list(range(2 * 2 * V))
+
+
+def test_mx_lanes_4_config():
+    cfg = fam.Config(op="gemm_mxfp4", tile_m=8, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", mx_lanes=4)
+    assert cfg.wg_variants == 1 and cfg.b_step_bytes == 32 * 8
+    assert cfg.sa_cols == cfg.round_k // 32 and cfg.k_multiple == 256
+    assert cfg.meta()["mx_lanes"] == 4
+    for kwargs in (dict(op="gemm_mxfp8", mma="wgmma"), dict(op="gemm_mxfp4", mma="sync")):
+        with pytest.raises(ValueError, match="mx_lanes=4"):
+            fam.Config(tile_m=8, tile_n=64, tile_k=256, warps_k=2, mx_lanes=4, **kwargs)
+
+
 def test_wgmma_quads_use_every_weight_word_once():
     V = 4
     used = sorted(i for step in range(2 * V) for i in fam.wg_a_quad(step // 2, step % 2, V))

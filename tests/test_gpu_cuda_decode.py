@@ -272,6 +272,41 @@ def test_mx_decode_random_block_scales(op, monkeypatch):
 
 
 @requires_cuda
+@pytest.mark.parametrize("op", ["gemm_mxfp8", "gemm_mxfp4"])
+def test_mx_decode_special_scale_bytes(op, monkeypatch):
+    """E8M0 0xFF is NaN and 0x00 is 2^-127: one weight block and one activation block get 0xFF, another
+    weight block 0x00. Every MX decode kernel, split_k 1 and 3, M = 16: the oracle's NaN output row
+    (weight) and column (token) must be non-finite (the mx_lanes=4 kernels: exactly NaN, and nowhere
+    else), the rest must match the oracle."""
+    skip_unless_built(op)
+    N, K, M = 272, 7168, 16
+    (a, w, sa, sw), bias = make_operands(op, M, N, K, seed=77)
+    sa, sw = sa.clone(), sw.clone()
+    sw.view(torch.uint8)[5, 17] = 255
+    sw.view(torch.uint8)[9, 3] = 0
+    sa.view(torch.uint8)[3, 100] = 255
+    args = (a, w, sa, sw)
+    ref = getattr(torch.ops.flygemm, op)(*(t.cpu() for t in args), bias.cpu())
+    nan_ref = torch.isnan(ref)
+    assert nan_ref[:, 5].all() and nan_ref[3].all() and nan_ref.sum() == M + N - 1
+    for k in decode_kernels(op):
+        if K % max(1, k["requires_k_multiple"]):
+            continue
+        for s in (1, 3):
+            monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"{k['name']}:{s}")
+            buf, view = run_out(op, args, bias, M, N)
+            check_guards(buf, M, N)
+            out = view.float().cpu()
+            if k["meta"].get("mx_lanes") == 4:
+                assert torch.equal(torch.isnan(out), nan_ref), f"{k['name']}:{s}: NaN pattern"
+            else:
+                assert not torch.isfinite(out[nan_ref]).any(), f"{k['name']}:{s}: finite where NaN"
+            err = rel_fro(out[~nan_ref], ref[~nan_ref])
+            assert err <= 1e-2, f"{k['name']}:{s}: rel err {err:.3e}"
+    monkeypatch.delenv("FLYGEMM_FORCE_KERNEL")
+
+
+@requires_cuda
 def test_a8w8_per_tensor_scales(monkeypatch):
     skip_unless_built("gemm_a8w8")
     for M in (1, 16):
