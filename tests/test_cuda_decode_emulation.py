@@ -583,27 +583,6 @@ def test_bulk_slot_fragment_reads_are_conflict_free(op, tile_k, warps_k):
                     assert sorted(banks) == list(range(32)), (wk, u, row0, phase)
 
 
-@pytest.mark.parametrize("tile_m,tile_k,warps_k", [(8, 256, 2), (8, 128, 2), (16, 128, 2), (8, 128, 4)])
-def test_bulk_slot_fp4_word_reads_are_conflict_free(tile_m, tile_k, warps_k):
-    """mx_lanes=4 with w_bulk: the 4-byte weight-word reads from a slot (read_bulk: lane (g, t) of warp wk
-    reads word wg_fp4_word_col(s, t) of its k-tile in rows g / g + 8 of its warp's 16) hit 32 distinct
-    banks for every step s, and the slot keeps the 16-byte alignment of the bulk copies."""
-    cfg = fam.Config("gemm_mxfp4", tile_m=tile_m, tile_n=64, tile_k=tile_k, warps_k=warps_k, mma="wgmma",
-                     mx_lanes=4, w_bulk=3, min_blocks=1)
-    assert cfg.wb_row_bytes % 16 == 0 and cfg.wb_row_bytes >= cfg.round_k // 2
-    for wn in range(4):
-        for wk in range(cfg.warps_k):
-            for s in range(2 * cfg.V):
-                for h in range(2):
-                    banks = []
-                    for lane in range(32):
-                        g, t = lane // 4, lane % 4
-                        addr = ((wn * 16 + 8 * h + g) * cfg.wb_row_bytes + wk * cfg.tile_k // 2
-                                + fam.wg_fp4_word_col(s, t) // 2)
-                        banks.append((addr // 4) % 32)
-                    assert sorted(banks) == list(range(32)), (wn, wk, s, h)
-
-
 @pytest.mark.parametrize("tile_m,warps_k", [(8, 7), (16, 14), (16, 8), (8, 1), (16, 16)])
 def test_bulk_copies_are_issued_once_per_row_by_every_warp(tile_m, warps_k):
     """w_bulk: thread tid issues the copy of slot row bulk_issue_row(tid, warps) when it is below

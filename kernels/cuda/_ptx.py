@@ -69,11 +69,6 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
                  f"ld.global.nc.L1::no_allocate{l2}.v2.b32 {{$0,$1}}, [$2];", "=r,=r,l")
         return [Int32(x) for x in r]
 
-    def ldg_w4(addr):
-        """4 weight bytes, streamed (no L1 allocation; the L2 still fetches whole sectors)."""
-        return Int32(_asm([T.i32()], [Int64(addr)],
-                          f"ld.global.nc.L1::no_allocate{l2}.b32 $0, [$1];", "=r,l"))
-
     def ldg_b32(addr):
         """One 32-bit word through the read-only path (scales)."""
         return Int32(_asm([T.i32()], [Int64(addr)], "ld.global.nc.b32 $0, [$1];", "=r,l"))
@@ -82,12 +77,6 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
         """16 weight bytes global -> shared without passing through registers (LDGSTS, L1 bypass)."""
         _asm([], [Int32(smem_addr), Int64(gaddr)],
              f"cp.async.cg.shared.global{l2} [$0], [$1], 16;", "r,l", side=True)
-
-    def cp_async_4(smem_addr, gaddr):
-        """4 bytes global -> shared without passing through registers (cp.async.ca: 4-byte copies
-        cannot bypass L1)."""
-        _asm([], [Int32(smem_addr), Int64(gaddr)],
-             f"cp.async.ca.shared.global{l2} [$0], [$1], 4;", "r,l", side=True)
 
     def cp_async_commit():
         _asm([], [], "cp.async.commit_group;", "", side=True)
@@ -130,9 +119,6 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
 
     def lds_f32(addr):
         return Float32(_asm([T.f32()], [Int32(addr)], "ld.shared.f32 $0, [$1];", "=f,r", side=True))
-
-    def lds_b32(addr):
-        return Int32(_asm([T.i32()], [Int32(addr)], "ld.shared.b32 $0, [$1];", "=r,r", side=True))
 
     def lds_u8(addr):
         return Int32(_asm([T.i32()], [Int32(addr)], "ld.shared.u8 $0, [$1];", "=r,r", side=True))
@@ -186,19 +172,6 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
         else:
             b = bshr(band(x, 0xFF << (8 * k)), 8 * k)
         return e8m0_f32(b)
-
-    def e8m0_f32_finite(x, k):
-        """Byte k of x as E8M0 -> 2^(b-127) as fp32 in 3 instructions (e8m0_f32_packed takes 8): b = 0 ->
-        2^-127 as there, but b = 255 -> +inf instead of NaN; callers make NaN scales NaN with
-        e8m0x4_nan_bits."""
-        sh = 23 - 8 * k
-        bits = bshl(x, sh) if sh >= 0 else bshr(x, -sh)
-        return bits_f32(umax(band(bits, 0x7F800000), 0x00400000))
-
-    def e8m0x4_nan_bits(x):
-        """Nonzero iff some byte of x is 0xFF (the E8M0 NaN): the zero-byte test on ~x,
-        (~x - 0x01010101) & x & 0x80808080, with ~x - 0x01010101 = 0xFEFEFEFE - x."""
-        return band(band(bop("sub.u32", 0xFEFEFEFE, x), x), 0x80808080)
 
     def e2m1x8_to_bf16(x):
         """8 e2m1 nibbles -> 4 bf16x2 words holding value * 2^-126, pairs (0,4) (1,5) (2,6) (3,7)."""
@@ -338,8 +311,9 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
 
     def wgmma_e4m3_fresh(n, a, desc):
         """D[64 x n] = A[64 x 32] x B[32 x n] into fresh registers: wgmma_e4m3 with scale-d false, but with
-        D as pure outputs (no zeroed input registers whose writes between wgmmas make ptxas serialize
-        them) and the predicate a constant inside the asm block."""
+        D as pure outputs (no zeroed input registers, whose writes between two wgmma groups made ptxas
+        wait for the first group before issuing the second) and the predicate a constant inside the
+        asm block."""
         nd = n // 2
         dl = "{" + ",".join(f"${i}" for i in range(nd)) + "}"
         al = "{" + ",".join(f"${nd + i}" for i in range(4)) + "}"

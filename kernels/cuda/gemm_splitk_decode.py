@@ -175,28 +175,6 @@ def fp4_raw_word_chunk(j, q):
     return 2 * j + q // 2, q % 2
 
 
-def wg_fp4_word_col(s, t):
-    """mma=wgmma, fp4, mx_lanes=4: first k column (inside the warp's k-tile) of lane t's 4-byte weight
-    word for k32 step s: word t of 32-block s, so the 4 lanes of a row hold one whole block per step."""
-    return 32 * s + 8 * t
-
-
-def wg_fp4_word_quad(s, v):
-    """mma=wgmma, fp4, mx_lanes=4: (weight word, decoded half) of A-fragment slots {a0, a1, a2, a3} for
-    k32 step s: the step's word of rows g (h = 0) and g + 8 (h = 1), its even values (a0 / a1, k 4t..)
-    and its odd values (a2 / a3, k 16 + 4t..). Words are stored row-major: 2v per row."""
-    return [(h * 2 * v + s, w) for w in (0, 1) for h in (0, 1)]
-
-
-def wg_fp4_act_offset(j, m, q, w, tk, bstep):
-    """mma=wgmma, fp4, mx_lanes=4: byte offset in the round's activation buffer of the e4m3 word decoded
-    from word q of raw 16-byte chunk j (the round's 32-block j) of token m, half w (0: even values, 1:
-    odd). Block j is step s = j % (tk / 32) of warpgroup j // (tk / 32); word q meets lane t = q's weight
-    word (wg_fp4_word_col), so it lands at k 16w + 4q of that step's single B tile."""
-    steps = tk // 32
-    return ((j // steps) * steps + j % steps) * bstep + (m // 8) * WG_SBO + w * WG_LBO + (m % 8) * 16 + q * 4
-
-
 def wg_act_word_offset(j, m, hh, w, tk, v, bstep, variants=1):
     """mma=wgmma: byte offset in the round's activation buffer of the e4m3 word that meets A-fragment
     word (hh, w) of 16-value chunk j (round columns 16j..16j+15) of token m. Chunk j is vector u of
@@ -217,8 +195,7 @@ class Config:
     """Static description of one specialization (pure Python)."""
 
     def __init__(self, op, in_dtype=None, out_dtype="bf16", tile_m=16, tile_n=32, tile_k=0,
-                 warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync", w_bulk=0,
-                 mx_lanes=2):
+                 warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync", w_bulk=0):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         self.op = op
@@ -283,12 +260,13 @@ class Config:
         self.w_bulk = int(w_bulk)
         if not 0 <= self.w_bulk <= 8:
             raise ValueError(f"{FAMILY}: w_bulk must be in [0, 8]")
-        bulk_mma_ok = self.mma == "sync" or (self.mode == "mxfp4" and int(mx_lanes) == 4)
-        if self.w_bulk and (self.w_stages or not bulk_mma_ok or self.mode not in ("bf16", "fp8", "fp8blk", "mxfp4")):
+        if self.w_bulk and (self.w_stages or self.mma != "sync" or self.mode not in ("bf16", "fp8", "fp8blk", "mxfp4")):
             # (MXFP4 through wgmma with bulk slots was built and measured, 2026-11-30: 35.6 against 30.5 us at
-            # 1 x 16384 x 7168; docs/measurements/2026-11-30-h200-tune-mxfp4-bulk-10.txt, commit 06e8349)
-            raise ValueError(f"{FAMILY}: w_bulk is implemented for bf16 / fp8 / blockscale / MXFP4 with mma=sync "
-                             "(MXFP4 also with mma=wgmma, mx_lanes=4) and w_stages=0")
+            # 1 x 16384 x 7168; docs/measurements/2026-11-30-h200-tune-mxfp4-bulk-10.txt, commit 06e8349; and
+            # with one 32-block per k32 step (4-byte lane words) in registers / a cp.async ring / bulk slots:
+            # 33.3 / 38.0 / 30.8 us, ...-tune-mxfp4-wg4-11.txt, commit 34d0d9a)
+            raise ValueError(f"{FAMILY}: w_bulk is implemented for bf16 / fp8 / blockscale / MXFP4 with mma=sync and "
+                             "w_stages=0")
         if self.w_bulk and self.mode == "mxfp4":
             # the E8M0 scales travel as 4-byte cp.async words (4 blocks each) next to the bulk rows:
             # rows of K / 32 scale bytes must be whole, 4-byte aligned words
@@ -303,25 +281,15 @@ class Config:
         # MX with wgmma: lanes 0,1 of a row hold one 32-element block and lanes 2,3 the next, so a
         # k32 step mixes two blocks; each step runs twice against two B tiles, each holding the
         # activation at one lane pair's k positions (zeros at the other's), one temporary per block
-        # mx_lanes = 4 (MXFP4 only, the .wg4 kernels): lane t of a row loads word t of each 32-block
-        # (4-byte loads), so the 4 lanes of a row hold one whole block per k32 step: one B tile, one
-        # wgmma and one temporary per block instead of two of each
-        self.mx_lanes = int(mx_lanes)
-        if self.mx_lanes not in (2, 4):
-            raise ValueError(f"{FAMILY}: mx_lanes must be 2 or 4")
-        if self.mx_lanes == 4 and (self.mma != "wgmma" or self.mode != "mxfp4"):
-            raise ValueError(f"{FAMILY}: mx_lanes=4 is implemented for gemm_mxfp4 with mma=wgmma")
-        self.wg_variants = (2 if self.mma == "wgmma" and self.mode in ("mxfp8", "mxfp4") and self.mx_lanes == 2
-                            else 1)
+        self.wg_variants = 2 if self.mma == "wgmma" and self.mode in ("mxfp8", "mxfp4") else 1
         if self.mma == "wgmma":
             if self.mode == "bf16":
                 raise ValueError(f"{FAMILY}: mma=wgmma is implemented for fp8, blockscale and MX only")
             if self.groups != 1 or self.warps_n != 4:
                 raise ValueError(f"{FAMILY}: mma=wgmma needs groups=1 and tile_n=64 (one warpgroup)")
-            if self.V % 2 or (self.w_stages and self.mx_lanes != 4):
-                raise ValueError(f"{FAMILY}: mma=wgmma needs tile_k a multiple of 128 and w_stages=0 "
-                                 "(w_stages: mx_lanes=4 only)")
-            if self.mode in ("mxfp8", "mxfp4"):
+            if self.V % 2 or self.w_stages:
+                raise ValueError(f"{FAMILY}: mma=wgmma needs tile_k a multiple of 128 and w_stages=0")
+            if self.wg_variants == 2:
                 # whole k-tiles only: the weight scales of a k-tile are read as 32-bit words, and a
                 # K tail (a partial last k-tile) was never run on a GPU for these kernels
                 self.k_multiple = self.tile_k
@@ -341,7 +309,7 @@ class Config:
         self.a_chunks_per_thread = -(-self.a_chunks // self.threads)
         if self.mode == "fp8blk":
             self.sa_cols = self.round_k // 128
-        elif self.mode == "mxfp8" or (self.mma == "wgmma" and self.mode == "mxfp4"):
+        elif self.mode == "mxfp8" or self.wg_variants == 2:
             self.sa_cols = self.round_k // 32
         else:
             self.sa_cols = 0
@@ -352,19 +320,12 @@ class Config:
         self.red_bytes = self.warps_k * self.tile_m * self.red_stride * 4
         self.zero_bytes = 0
         self.w_stage_bytes = self.threads * self.groups * 2 * self.V * 16  # one round of weights
-        if self.mx_lanes == 4:
-            # 2 rows x 2V fp4 words per thread, in 16-byte cells of 4 words (4-byte cp.async each)
-            self.w_stage_bytes = self.threads * 2 * 2 * self.V * 4
         # bulk slots: tile_n rows of one round's weight bytes; a row stride of 64 mod 128 bytes
         # keeps the fragment reads (8 lanes: 2 rows x 64 bytes per phase) conflict-free
         # (the raw activation rows follow the weight rows, same stride: their fragment reads are the
         # weights' pattern)
         round_bytes = self.round_k * 16 // self.ve
         self.wb_row_bytes = round_bytes + (64 if round_bytes % 128 == 0 else 0)
-        if self.mx_lanes == 4:
-            # mx_lanes=4 reads 4-byte words: lane (g, t) word 4s + t of row g; a row stride of 16 mod 128
-            # bytes puts the 8 rows x 4 words of a warp's read in 32 different banks
-            self.wb_row_bytes = round_bytes + (16 - round_bytes) % 128
         self.wb_slot_bytes = (self.tile_n + self.tile_m) * self.wb_row_bytes
         # blockscale: the round's scales follow (cp.async, 4 bytes each): the weight-row block's
         # round_k / 128 scales, then the activation's [round_k / 128][tile_m] (the sabuf layout)
@@ -397,8 +358,7 @@ class Config:
     @staticmethod
     def from_spec(spec: dict) -> "Config":
         p = dict(spec.get("params") or {})
-        unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma", "w_bulk",
-                            "mx_lanes"}
+        unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma", "w_bulk"}
         if unknown:  # a misspelt parameter would otherwise build the default kernel under its name
             raise ValueError(f"{FAMILY}: unknown params {sorted(unknown)}")
         return Config(
@@ -409,7 +369,6 @@ class Config:
             warps_k=p.get("warps_k", 4), groups=p.get("groups", 1),
             l2_prefetch=p.get("l2_prefetch", 128), min_blocks=p.get("min_blocks", 2),
             w_stages=p.get("w_stages", 0), mma=p.get("mma", "sync"), w_bulk=p.get("w_bulk", 0),
-            mx_lanes=p.get("mx_lanes", 2),
         )
 
     def meta(self) -> dict:
@@ -425,7 +384,6 @@ class Config:
             "w_stages": self.w_stages,
             "w_bytes_in_flight_per_cta_smem_ring": max(self.w_stages - 1, 0) * self.w_stage_bytes,
             "w_bulk": self.w_bulk,
-            "mx_lanes": self.mx_lanes,
             "w_bytes_in_flight_per_cta_bulk": self.w_bulk * self.tile_n * self.round_k * 16 // self.ve,
             "min_blocks_per_sm": self.min_blocks,
             "mma": (f"wgmma.m64n{self.tile_m}k32 e4m3 (A in registers)" if self.mma == "wgmma" else
@@ -450,11 +408,10 @@ def _make_kernel_class(cfg: Config):
     sts_b32, fence_proxy_async, wgmma_fence, wgmma_commit, wgmma_wait, smem_desc_kmajor, wgmma_e4m3 = (
         P.sts_b32, P.fence_proxy_async, P.wgmma_fence, P.wgmma_commit, P.wgmma_wait, P.smem_desc_kmajor,
         P.wgmma_e4m3)
-    ldg_w8, ldg_w4, ldg_b32, e2m1x8_to_e4m3 = P.ldg_w8, P.ldg_w4, P.ldg_b32, P.e2m1x8_to_e4m3
-    e8m0_f32_finite, e8m0x4_nan_bits, cp_async_4 = P.e8m0_f32_finite, P.e8m0x4_nan_bits, P.cp_async_4
+    ldg_w8, ldg_b32, e2m1x8_to_e4m3 = P.ldg_w8, P.ldg_b32, P.e2m1x8_to_e4m3
     mbar_init, fence_mbar_init, mbar_arrive_expect_tx, mbar_wait, bulk_g2s = (
         P.mbar_init, P.fence_mbar_init, P.mbar_arrive_expect_tx, P.mbar_wait, P.bulk_g2s)
-    lds_u8, lds_b32 = P.lds_u8, P.lds_b32
+    lds_u8 = P.lds_u8
     cp_async_4_zfill, cp_async_mbar_arrive = P.cp_async_4_zfill, P.cp_async_mbar_arrive
 
     # ------------------------------------------------------------------ static configuration
@@ -494,7 +451,6 @@ def _make_kernel_class(cfg: Config):
     STEPS = VE // 4                     # k16 mma steps per vector pair (rows g, g+8)
     NW = G * 2 * V * 4                  # weight registers per round
     WGMX = WG and mode in ("mxfp8", "mxfp4")  # MX through wgmma (two masked B tiles per step)
-    WG4 = WGMX and cfg.mx_lanes == 4          # ... or MXFP4 with one block per step (mx_lanes=4)
     WVE = cfg.wve                       # weight values per lane chunk
     if WGMX and mode == "mxfp4":
         NW = 2 * V * 2                  # 8-byte fp4 chunks
@@ -537,21 +493,7 @@ def _make_kernel_class(cfg: Config):
                         for q in cutlass.range_constexpr(V // 2):
                             wi_ = cutlass.min(kt * (V // 2) + q, K // 128 - 1)
                             snext[h * (V // 2) + q] = ldg_b32(w_scale + Int64(row) * (K // 32) + Int64(wi_) * 4)
-                    if cutlass.const_expr(WG4 and weights):
-                        # K % tile_k == 0, so a k-tile is inside the slice or wholly past it: clamp the
-                        # k-tile (past the slice: the last one again; its activation is zero) and read the
-                        # row's 2V words at constant offsets (wg_fp4_word_col) from one address
-                        ktc = cutlass.max(cutlass.min(kt, kend // TK - 1), 0)
-                        base = w + Int64(row) * (Int64(K) // 2) + Int64(ktc * (TK // 2) + 4 * t)
-                        for s_ in cutlass.range_constexpr(2 * V):
-                            src = base + Int64(wg_fp4_word_col(s_, 0) // 2)
-                            if cutlass.const_expr(slot is not None):
-                                # this thread's cell h * V/2 + s_ // 4 (read back as wcur[h * 2V + s_], the
-                                # register layout, by the ring read of round_)
-                                cp_async_4(slot + ((h * (V // 2) + s_ // 4) * THREADS + tid) * 16 + (s_ % 4) * 4, src)
-                            else:
-                                wnext[h * 2 * V + s_] = ldg_w4(src)
-                    for u in cutlass.range_constexpr(0 if WG4 else (V if weights else 0)):
+                    for u in cutlass.range_constexpr(V if weights else 0):
                         kel = cutlass.max(cutlass.min(kt * TK + lane_vector_col(u, t, WVE), kend - WVE), 0)
                         addr = w + Int64(row) * (Int64(K) * 16 // VE) + Int64(kel) * 16 // VE
                         vec = (gi * 2 + h) * V + u
@@ -674,19 +616,6 @@ def _make_kernel_class(cfg: Config):
             mbar_wait(cx.sBar + (r % WB) * 8, (r // WB) % 2)
             slot = cx.sW + (r % WB) * WB_SLOT
             kt = cx.kt_begin + r * WK + cx.wk
-            if cutlass.const_expr(WG4):
-                # the k-tile's 2V words per row (wg_fp4_word_col) and its V/2 E8M0 words; a k-tile is
-                # inside the slice or wholly past it (K % tile_k == 0): past it the slot's weight bytes are
-                # stale and zeroed here, its scale words were zero-filled by issue_mx_scales
-                keep = Int32(0) - b2i(kt * TK < cx.kend)
-                for h in cutlass.range_constexpr(2):
-                    rl = cx.wn * 16 + h * 8 + cx.g
-                    row = slot + rl * WB_ROW + cx.wk * (TK // 2) + 4 * cx.t
-                    for s_ in cutlass.range_constexpr(2 * V):
-                        wcur[h * 2 * V + s_] = band(lds_b32(row + wg_fp4_word_col(s_, 0) // 2), keep)
-                    for q in cutlass.range_constexpr(V // 2):
-                        scur[h * (V // 2) + q] = lds_b32(slot + WB_SC + rl * WB_MXS + (cx.wk * (V // 2) + q) * 4)
-                return slot, None
             keeps = [Int32(0) - b2i(kt * TK + lane_vector_col(u, cx.t, VE) < cx.kend) for u in range(V)]
             for gi in cutlass.range_constexpr(G):
                 for h in cutlass.range_constexpr(2):
@@ -719,7 +648,7 @@ def _make_kernel_class(cfg: Config):
             return act
 
         @cute.jit
-        def stage_bulk_act(self, cx, r, abuf, sabuf):
+        def stage_bulk_act(self, cx, r, abuf):
             """w_bulk, MXFP4: wait for round r's slot and stage its activation, decoded and scaled (store_a),
             into abuf. Why not decode in every warp like the fp8 fragments: the e2m1 decode is integer work
             (half-rate pipe on Hopper), and the WN warps of a k-tile would each decode the same activation -
@@ -736,17 +665,8 @@ def _make_kernel_class(cfg: Config):
                 raw = lds_v4(slot + (TN + m) * WB_ROW + j * 16)
                 for q in cutlass.range_constexpr(4):
                     cx.anext[i * 4 + q] = band(raw[q], keep)
-                if cutlass.const_expr(not WG4):
-                    cx.asnext[i] = band(lds_u8(slot + WB_SC + (TN + m) * WB_MXS + j), keep)
-            if cutlass.const_expr(WG4):
-                # the round's activation scales as fp32 (the sabuf layout of load_a: entry col * TM + m);
-                # blocks past the slice and rows past M were zero-filled (2^-127 times zeros)
-                for i in cutlass.range_constexpr(SAPT):
-                    e = cx.tid + i * THREADS
-                    col = e // TM
-                    m = e - col * TM
-                    cx.asnext[i] = e8m0_f32(lds_u8(slot + WB_SC + (TN + m) * WB_MXS + cutlass.min(col, CPR - 1)))
-            self.store_a(cx.anext, cx.asnext, abuf, sabuf, cx.m_rows, cx.tid)
+                cx.asnext[i] = band(lds_u8(slot + WB_SC + (TN + m) * WB_MXS + j), keep)
+            self.store_a(cx.anext, cx.asnext, abuf, None, cx.m_rows, cx.tid)
 
         @cute.jit
         def load_a(self, anext, asnext, a, a_scale, lda_b, m_rows, k_r, kend, K, nkb, tid):
@@ -778,15 +698,6 @@ def _make_kernel_class(cfg: Config):
                         asnext[i] = e8m0_f32(ldg_u8_p(a_scale + Int64(m) * (K // 32) + Int64(blk), p))
 
         @cute.jit
-        def stage_fp4_words(self, anext, abuf, i, j, m):
-            """mx_lanes=4: raw chunk i of this thread (the round's 32-block j of token m), decoded to e4m3 x 2^-6,
-            into the single B tile of its k32 step."""
-            for q in cutlass.range_constexpr(4):
-                d = e2m1x8_to_e4m3(anext[i * 4 + q])
-                for w_ in cutlass.range_constexpr(2):
-                    sts_b32(abuf + wg_fp4_act_offset(j, m, q, w_, TK, BSTEP), d[w_])
-
-        @cute.jit
         def store_a(self, anext, asnext, abuf, sabuf, m_rows, tid):
             """Convert the raw activation of a round and store it into shared memory (rows at or
             beyond M are stored as zeros without converting them)."""
@@ -800,12 +711,7 @@ def _make_kernel_class(cfg: Config):
                     # A-fragment word (half hh = q // 2, register a0/a2 by q % 2) of lane t = v16 % 4
                     # for vector u = v16 // 4, i.e. k32 step 2u + hh at k 16 (q % 2) + 4t
                     if c < NCH:
-                        if cutlass.const_expr(WG4):
-                            # raw chunk j is the round's 32-block j; word q meets lane q's weight word.
-                            # Rows past M stay as the zeros written at the kernel start.
-                            if m < m_rows:
-                                self.stage_fp4_words(anext, abuf, i, j, m)
-                        elif cutlass.const_expr(mode == "mxfp4"):
+                        if cutlass.const_expr(mode == "mxfp4"):
                             # 32 values = lane chunks 2j, 2j + 1 of 8 bytes; word hh of a chunk decodes
                             # into the even (w = 0) and odd (w = 1) values, as the weights do
                             for q in cutlass.range_constexpr(4):
@@ -889,9 +795,7 @@ def _make_kernel_class(cfg: Config):
                     for j in cutlass.range_constexpr(4):
                         wcur[vec * 4 + j] = v[j]
 
-            if cutlass.const_expr(WG4):
-                self.round_wgmma_mx4(cx, wcur, scur, abuf, sabuf)
-            elif cutlass.const_expr(WGMX):
+            if cutlass.const_expr(WGMX):
                 self.round_wgmma_mx(cx, wcur, scur, abuf, sabuf)
             elif cutlass.const_expr(WG):
                 self.round_wgmma(cx, wcur, scur, abuf, sabuf)
@@ -985,7 +889,7 @@ def _make_kernel_class(cfg: Config):
                 # the decoded activation of round r + 1 -> the other buffer (its slot was requested WB - 1
                 # rounds ago); the barrier also frees this round's slot for the refill
                 if r + 1 < cx.R:
-                    self.stage_bulk_act(cx, r + 1, abuf_n, sabuf_n)
+                    self.stage_bulk_act(cx, r + 1, abuf_n)
                 cute.arch.sync_threads()
             elif cutlass.const_expr(WB > 0):
                 # the slot of this round is refilled at the start of the next: every warp must be
@@ -1081,40 +985,6 @@ def _make_kernel_class(cfg: Config):
                             if cutlass.const_expr(mode == "mxfp4"):
                                 tv = tv * Float32(4096.0)
                             acc[mt * 4 + c] = acc[mt * 4 + c] + tv * (ws[c // 2] * sa2[c % 2])
-
-        @cute.jit
-        def round_wgmma_mx4(self, cx, wcur, scur, abuf, sabuf):
-            """MXFP4 with mx_lanes=4: k32 step s is 32-block s of the warp's k-tile (each lane holds one
-            word of it per row), so one wgmma per step into a fresh fp32 temporary, scaled by
-            2^(w_e8m0 - 127) * 2^(a_e8m0 - 127) and added; the sums are 2^-12 of the true ones (both sides
-            decoded to e4m3 x 2^-6) until the epilogue multiplies by 2^12."""
-            acc, t, wk = cx.acc, cx.t, cx.wk
-            desc0 = smem_desc_kmajor(abuf + wk * 2 * V * BSTEP, WG_LBO, WG_SBO)
-            # every A fragment first, then one wgmma.fence (see round_wgmma_mx)
-            quads = []
-            for s in cutlass.range_constexpr(2 * V):
-                slots = wg_fp4_word_quad(s, V)
-                dec = {i: e2m1x8_to_e4m3(wcur[i]) for i, _ in slots}
-                quads.append([dec[i][w_] for i, w_ in slots])
-            wgmma_fence()
-            tmps = []
-            for s in cutlass.range_constexpr(2 * V):
-                tmps += P.wgmma_e4m3_fresh(TM, quads[s], desc0 + Int64(s * BSTEP // 16))
-            wgmma_commit()
-            tmps = wgmma_wait(tmps)
-            # E8M0 NaN bytes (0xFF) are flagged per row here and turned into NaN sums at the end of the
-            # kernel (e8m0_f32_finite gives +inf for them); the 2^12 is applied there too
-            for h in cutlass.range_constexpr(2):
-                for q in cutlass.range_constexpr(V // 2):
-                    cx.nanf[h] = cx.nanf[h] | e8m0x4_nan_bits(scur[h * (V // 2) + q])
-            for s in cutlass.range_constexpr(2 * V):
-                blk_l = (wk * TK) // 32 + s                 # block inside the round (activation scales)
-                ws = [e8m0_f32_finite(scur[h * (V // 2) + s // 4], s % 4) for h in range(2)]
-                for mt in cutlass.range_constexpr(MT):
-                    sa2 = lds_v2f(sabuf + (blk_l * TM + mt * 8 + 2 * t) * 4)
-                    for c in cutlass.range_constexpr(4):
-                        tv = tmps[s * (TM // 2) + mt * 4 + c]
-                        acc[mt * 4 + c] = acc[mt * 4 + c] + tv * (ws[c // 2] * sa2[c % 2])
 
         @cute.jit
         def epilogue_operands(self, a_scale, w_scale, bias, tid, n_cta, m0, m_rows, N, a_per_row,
@@ -1228,8 +1098,6 @@ def _make_kernel_class(cfg: Config):
                 asnext = cute.make_rmem_tensor((1,), Int32)
             acc = cute.make_rmem_tensor((G * MT * 4,), Float32)
             acc.fill(0.0)
-            nanf = cute.make_rmem_tensor((2,), Int32)     # mx_lanes=4: NaN weight-scale flags, rows g / g+8
-            nanf.fill(0)
             tmpb = cute.make_rmem_tensor((G * MT * 4,), Float32)
 
             class _Ctx:
@@ -1265,7 +1133,7 @@ def _make_kernel_class(cfg: Config):
                 cute.arch.sync_threads()
                 if cutlass.const_expr(mode == "mxfp4"):
                     if R > 0:
-                        self.stage_bulk_act(cx, 0, sA, sSA)
+                        self.stage_bulk_act(cx, 0, sA)
                     cute.arch.sync_threads()
             else:
                 self.load_a(anext, asnext, a_tile, a_scale_tile, lda_b, m_rows, kt_begin * TK, kend, K, nkb, tid)
@@ -1304,17 +1172,12 @@ def _make_kernel_class(cfg: Config):
             cx.kt_begin, cx.kend, cx.K, cx.nkb, cx.w_scale = kt_begin, kend, K, nkb, w_scale
             cx.a_tile, cx.a_scale, cx.lda_b, cx.m_rows = a_tile, a_scale_tile, lda_b, m_rows
             cx.a_lane, cx.lane_a, cx.lane_b = a_lane, lane_a, lane_b
-            cx.sW, cx.R, cx.nanf = sW, R, nanf
+            cx.sW, cx.R = sW, R
             for rp in cutlass.range((R + 1) // 2, unroll=1):
                 self.round_(cx, 2 * rp, wA, sAw, wB, sBw, sA, sSA, sA + ABUF, sSA + SABUF)
                 if 2 * rp + 1 < R:
                     self.round_(cx, 2 * rp + 1, wB, sBw, wA, sAw, sA + ABUF, sSA + SABUF, sA, sSA)
 
-            if cutlass.const_expr(WG4):
-                # a NaN weight scale makes its row's sums NaN (0 * NaN scale included, like the oracle)
-                for c in cutlass.range_constexpr(MT * 4):
-                    nan_bits = umul(umin(nanf[(c % 4) // 2], 1), 0x7FC00000)
-                    acc[c] = acc[c] + bits_f32(nan_bits)
             # ---- reduce the warps_k partial sums in fixed order, scale, bias, store
             for gi in cutlass.range_constexpr(G):
                 for mt in cutlass.range_constexpr(MT):
@@ -1332,8 +1195,6 @@ def _make_kernel_class(cfg: Config):
                     v = lds_f32(sRED + (m * RED_STRIDE + nl) * 4)
                     for q in cutlass.range_constexpr(1, WK):
                         v = v + lds_f32(sRED + ((q * TM + m) * RED_STRIDE + nl) * 4)
-                    if cutlass.const_expr(WG4):
-                        v = v * Float32(4096.0)  # e4m3 x 2^-6 on both sides (round_wgmma_mx4)
                     if cutlass.const_expr(epi is not None and mode == "fp8"):
                         v = v * epi[i][0]
                         v = v * epi[i][1]
