@@ -38,7 +38,6 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import _hopper_gemm as hg  # noqa: E402
-import _sass_ffma  # noqa: E402
 
 FAMILY = "gemm_a8w8_blockscale"
 OP = "gemm_a8w8_blockscale"
@@ -181,13 +180,7 @@ FAMILY_SPEC = hg.Family(
 
 
 def build(spec: dict, out_dir: pathlib.Path) -> dict:
-    result = hg.build(FAMILY_SPEC, spec, out_dir)
-    edit = (spec.get("params") or {}).get("ffma_edit")
-    if edit:
-        # control-bit edit of the promotion FFMA runs (kernels/cuda/_sass_ffma.py), verified there
-        obj = pathlib.Path(out_dir) / result["objects"][0]
-        result["meta"]["ffma_edit"] = _sass_ffma.patch_object(obj, edit, hg.find_cuobjdump())
-    return result
+    return hg.build(FAMILY_SPEC, spec, out_dir)
 
 
 def verify_epilogue_layout(cfg: Config, threads=None) -> list:
