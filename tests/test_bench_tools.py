@@ -333,3 +333,20 @@ def test_tune_ranks_an_unmeasured_candidate_last():
     assert min(rows, key=tune.rank)["us"] == 30.5
     paired = [{"paired": True, "us": 1.0, "ratio": float("nan")}, {"paired": True, "us": 2.0, "ratio": 1.1}]
     assert min(paired, key=tune.rank)["ratio"] == 1.1
+
+
+def test_ab_table_side_calls_the_op_unpinned_and_kernel_side_pins_it(monkeypatch):
+    """tools/ab.py: `table` runs the op as the dispatch table would (no FLYGEMM_FORCE_KERNEL during the
+    call); kernel:split_k sets it for exactly the duration of the call."""
+    ab = _load_tools_module("ab")
+    monkeypatch.delenv("FLYGEMM_FORCE_KERNEL", raising=False)
+    seen = []
+
+    def op(x):
+        seen.append(os.environ.get("FLYGEMM_FORCE_KERNEL"))
+        return x
+
+    assert ab.pinned(op, (1,), ab.TABLE)() == 1
+    assert ab.pinned(op, (2,), "k.sm90a:3")() == 2
+    assert seen == [None, "k.sm90a:3"]
+    assert "FLYGEMM_FORCE_KERNEL" not in os.environ

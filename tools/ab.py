@@ -8,7 +8,9 @@ should name.
         --a gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sm90a:1 \
         --b gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t192x128x128.serial.sm90a:1
 
-Each kernel is pinned through FLYGEMM_FORCE_KERNEL, which the C++ op reads at every call."""
+Each kernel is pinned through FLYGEMM_FORCE_KERNEL, which the C++ op reads at every call; `table`
+instead of kernel:split_k runs what the dispatch table picks (printed per shape), so a candidate can
+be compared with the current rows over many shapes at once."""
 import argparse
 import os
 import sys
@@ -18,8 +20,13 @@ import torch
 import flygemm
 from flygemm import bench
 
+TABLE = "table"
+
 
 def pinned(fn, args, kernel):
+    if kernel == TABLE:  # the dispatch table's own choice, nothing forced
+        return lambda: fn(*args)
+
     def call():
         os.environ["FLYGEMM_FORCE_KERNEL"] = kernel
         try:
@@ -34,8 +41,8 @@ def main(argv=None) -> int:
     ap.add_argument("--op", required=True)
     ap.add_argument("--variant", default="-")
     ap.add_argument("--shapes", required=True, help="comma-separated MxNxK")
-    ap.add_argument("--a", required=True, help="kernel:split_k")
-    ap.add_argument("--b", required=True, help="kernel:split_k")
+    ap.add_argument("--a", required=True, help="kernel:split_k, or `table` (the dispatch table's choice)")
+    ap.add_argument("--b", required=True, help="kernel:split_k, or `table`")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved measurements per shape")
     args = ap.parse_args(argv)
     device = torch.device("cuda")
@@ -50,7 +57,12 @@ def main(argv=None) -> int:
         a_us = sorted(r[0] for r in rounds)[len(rounds) // 2]
         b_us = sorted(r[1] for r in rounds)[len(rounds) // 2]
         ratios = " ".join(f"{b / a:.3f}" for a, b in rounds)
-        print(f"{M:6d} {N:6d} {K:6d} {a_us:9.1f} {b_us:9.1f}  {ratios}  -> {'A' if a_us <= b_us else 'B'}")
+        note = ""
+        if TABLE in (args.a, args.b):
+            dtype = problem[0].dtype
+            pick = flygemm.explain(args.op, M, N, K, dtype, "cuda")
+            note = f"  (table: {pick['kernel']}:{pick['split_k']})"
+        print(f"{M:6d} {N:6d} {K:6d} {a_us:9.1f} {b_us:9.1f}  {ratios}  -> {'A' if a_us <= b_us else 'B'}{note}")
     return 0
 
 
