@@ -534,7 +534,7 @@ def test_bulk_ring_config():
     assert blk.wb_slot_bytes == (16 + 8) * blk.wb_row_bytes + 32 + 7 * 8 * 4
     with pytest.raises(ValueError, match="tile_n dividing 128"):
         fam.Config("gemm_a8w8_blockscale", tile_m=8, tile_n=48, tile_k=128, warps_k=2, w_bulk=2, min_blocks=1)
-    for kw in (dict(op="gemm_mxfp8"), dict(op="gemm_mxfp4", w_bulk=1),
+    for kw in (dict(op="gemm_mxfp4", w_bulk=1),
                dict(op="gemm_a8w8", w_stages=3), dict(op="gemm_a8w8", tile_n=64, mma="wgmma", warps_k=2)):
         with pytest.raises(ValueError, match="w_bulk"):
             fam.Config(**{"tile_m": 8, "tile_n": 16, "min_blocks": 1, "w_bulk": 2, **kw})
@@ -561,6 +561,36 @@ def test_bulk_ring_config_mxfp4():
             fam.Config(op, tile_m=8, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", w_bulk=3, min_blocks=1)
     with pytest.raises(ValueError, match="at least 2 slots"):
         fam.Config("gemm_mxfp4", tile_m=8, tile_n=32, tile_k=256, w_bulk=1, min_blocks=1)
+
+
+def test_bulk_ring_config_mxfp8():
+    """w_bulk, MXFP8: e4m3 rows like fp8 plus the MXFP4 bulk's E8M0 scale rows (weight rows, then activation
+    rows, odd word count); nothing is staged (the activation fragments and scale bytes come from the slot)."""
+    cfg = fam.Config("gemm_mxfp8", tile_m=8, tile_n=16, tile_k=128, warps_k=7, w_bulk=4, min_blocks=1)
+    assert cfg.round_k == 896 and cfg.wb_row_bytes == 896 + 64
+    assert cfg.wb_mx_srow == 28 and cfg.k_multiple == 128
+    assert cfg.a_buf_bytes == 0 and cfg.sa_buf_bytes == 0
+    assert cfg.wb_slot_bytes == 24 * 960 + -(-24 * 28 // 16) * 16
+
+
+@pytest.mark.parametrize("tile_k,warps_k", [(128, 7), (128, 8), (256, 4)])
+def test_bulk_mxfp8_scale_bytes_match_the_vectors(tile_k, warps_k):
+    """read_bulk / round_ (MXFP8 bulk): lane t of warp wk reads the E8M0 byte of block q of its vector pair
+    u at slot-row offset (wk * tile_k + 64 u) / 32 + q. For the lanes that own block q (t // 2 == q; the
+    others' activation is masked) that byte must be the scale of every column of the lane's vector: block
+    k0 / 32 + offset of the round's scale row (issue_mx_scales copies blocks from k0 / 32 on)."""
+    cfg = fam.Config("gemm_mxfp8", tile_m=8, tile_n=16, tile_k=tile_k, warps_k=warps_k, w_bulk=3, min_blocks=1)
+    TK, VE = cfg.tile_k, cfg.ve
+    assert cfg.round_k // 32 <= cfg.wb_mx_srow  # the row holds every block of the round
+    for r in range(3):
+        k0 = r * cfg.round_k
+        for wk in range(cfg.warps_k):
+            for u in range(cfg.V):
+                for t in range(4):
+                    cols = [(r * warps_k + wk) * TK + fam.lane_vector_col(u, t, VE) + i for i in range(VE)]
+                    q = t // 2
+                    off = (wk * TK + u * 64) // 32 + q
+                    assert {c // 32 for c in cols} == {k0 // 32 + off}, (r, wk, u, t)
 
 
 @pytest.mark.parametrize("op,tile_k,warps_k", [("gemm_a8w8", 256, 7), ("gemm_a8w8", 128, 14),

@@ -235,13 +235,13 @@ def test_wgmma_kernels_over_many_rounds(op, monkeypatch):
 
 
 @requires_cuda
-@pytest.mark.parametrize("op", ["gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale", "gemm_mxfp4"])
+@pytest.mark.parametrize("op", ["gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale", "gemm_mxfp8", "gemm_mxfp4"])
 def test_bulk_kernels_reuse_their_ring(op, monkeypatch):
     """The bulk-copy decode kernels (meta w_bulk > 0) over K = 12288: more rounds per CTA than ring
     slots (each slot refilled after the barrier of its round), ragged N (weight rows past N re-read
     row N - 1), M = 1 / 5 / 16 (activation rows past M zeroed once, never copied), split_k 1 and one
     that does not divide the K tiles (a partial last round: stale slot bytes masked), with and
-    without bias; fp8 also with per-tensor scales, MXFP4 also with a random E8M0 exponent per block."""
+    without bias; fp8 also with per-tensor scales, MX also with a random E8M0 exponent per block."""
     bulk = [k for k in decode_kernels(op) if k["meta"].get("w_bulk", 0) > 0]
     if not bulk:
         pytest.skip(f"no bulk-copy decode kernel for {op} in this build")
@@ -251,6 +251,7 @@ def test_bulk_kernels_reuse_their_ring(op, monkeypatch):
         assert rounds > k["meta"]["w_bulk"], "the shape must reuse the ring"
         kt = -(-K // k["tile"][2])
         for variant in {"gemm_a8w8": ["rowwise", "per_tensor"],
+                        "gemm_mxfp8": ["rowwise", "random_scales"],
                         "gemm_mxfp4": ["rowwise", "random_scales"]}.get(op, ["rowwise"]):
             for s in sorted({1, non_dividing_split(kt)}):
                 for M in (1, 5, 16):

@@ -260,14 +260,15 @@ class Config:
         self.w_bulk = int(w_bulk)
         if not 0 <= self.w_bulk <= 8:
             raise ValueError(f"{FAMILY}: w_bulk must be in [0, 8]")
-        if self.w_bulk and (self.w_stages or self.mma != "sync" or self.mode not in ("bf16", "fp8", "fp8blk", "mxfp4")):
+        if self.w_bulk and (self.w_stages or self.mma != "sync"
+                            or self.mode not in ("bf16", "fp8", "fp8blk", "mxfp8", "mxfp4")):
             # (MXFP4 through wgmma with bulk slots was built and measured, 2026-11-30: 35.6 against 30.5 us at
             # 1 x 16384 x 7168; docs/measurements/2026-11-30-h200-tune-mxfp4-bulk-10.txt, commit 06e8349; and
             # with one 32-block per k32 step (4-byte lane words) in registers / a cp.async ring / bulk slots:
             # 33.3 / 38.0 / 30.8 us, ...-tune-mxfp4-wg4-11.txt, commit 34d0d9a)
-            raise ValueError(f"{FAMILY}: w_bulk is implemented for bf16 / fp8 / blockscale / MXFP4 with mma=sync and "
+            raise ValueError(f"{FAMILY}: w_bulk is implemented for bf16 / fp8 / blockscale / MX with mma=sync and "
                              "w_stages=0")
-        if self.w_bulk and self.mode == "mxfp4":
+        if self.w_bulk and self.mode in ("mxfp8", "mxfp4"):
             # the E8M0 scales travel as 4-byte cp.async words (4 blocks each) next to the bulk rows:
             # rows of K / 32 scale bytes must be whole, 4-byte aligned words
             self.k_multiple = 128
@@ -336,7 +337,7 @@ class Config:
         # 4 pad bytes make the row stride an odd number of words, so the 8 rows a warp reads at once
         # fall in 8 different banks (the 4 lanes of a row read bytes of one word)
         mx_words = self.round_k // 128
-        self.wb_mx_srow = 4 * (mx_words + 1 - mx_words % 2) if self.mode == "mxfp4" else 0
+        self.wb_mx_srow = 4 * (mx_words + 1 - mx_words % 2) if self.mode in ("mxfp8", "mxfp4") else 0
         self.wb_slot_bytes += -(-(self.tile_n + self.tile_m) * self.wb_mx_srow // 16) * 16
         if self.w_bulk and self.threads < self.tile_n + self.tile_m:
             # one thread issues each slot row's copy (bulk_issue_row)
@@ -348,6 +349,8 @@ class Config:
                              "during round r)")
         if self.w_bulk and self.mode != "mxfp4":
             self.a_buf_bytes = 0  # no staged activation (MXFP4 stages the decoded activation, see stage_bulk_act)
+            if self.mode == "mxfp8":
+                self.sa_buf_bytes = 0  # the activation's E8M0 bytes are read from the slot
         self.smem_bytes = (2 * self.a_buf_bytes + 2 * self.sa_buf_bytes + self.red_bytes
                            + self.zero_bytes + self.w_stages * self.w_stage_bytes
                            + self.w_bulk * (self.wb_slot_bytes + 8) + 5 * 128)
@@ -437,9 +440,9 @@ def _make_kernel_class(cfg: Config):
     WB_ROW, WB_SLOT = cfg.wb_row_bytes, cfg.wb_slot_bytes
     WB_SC, WB_NKB = (cfg.tile_n + cfg.tile_m) * cfg.wb_row_bytes, cfg.wb_nkb  # blockscale scales in a slot
     WB_SA = WB_SC + cfg.wb_sa_offset
-    WB_MXS = cfg.wb_mx_srow           # MXFP4: bytes per scale row in a slot (0: not MXFP4 bulk)
-    WB_MXW = cfg.round_k // 128       # MXFP4: 4-byte scale words per row per round
-    WB_MXN = (TN + TM) * WB_MXW if WB and mode == "mxfp4" else 0   # MXFP4: scale words per round
+    WB_MXS = cfg.wb_mx_srow           # MX: bytes per E8M0 scale row in a slot (0: not MX bulk)
+    WB_MXW = cfg.round_k // 128       # MX: 4-byte scale words per row per round
+    WB_MXN = (TN + TM) * WB_MXW if WB and mode in ("mxfp8", "mxfp4") else 0   # MX: scale words per round
     # bulk lanes + (blockscale) one warp's cp.async lanes + (MXFP4) every thread's cp.async arrival
     WB_ARRIVALS = TN + TM + (32 if WB_NKB else 0) + (THREADS if WB_MXN else 0)
     NWARPS = THREADS // 32
@@ -631,6 +634,16 @@ def _make_kernel_class(cfg: Config):
                         else:
                             for j in cutlass.range_constexpr(4):
                                 wcur[vec * 4 + j] = band(v[j], keeps[u])
+                        if cutlass.const_expr(mode == "mxfp8"):
+                            # the load_w packing: byte 2h + q of scur[gi * V + u] = row g + 8h, block q of
+                            # the vector pair (lanes 0,1: q = 0, lanes 2,3: q = 1); zeros past the slice
+                            blk = (cx.wk * TK + u * 64) // 32
+                            for q in cutlass.range_constexpr(2):
+                                byte = lds_u8(slot + WB_SC + rl * WB_MXS + blk + q)
+                                if cutlass.const_expr(h == 0 and q == 0):
+                                    scur[gi * V + u] = byte
+                                else:
+                                    scur[gi * V + u] = scur[gi * V + u] | bshl(byte, 8 * (2 * h + q))
             return slot, keeps
 
         @cute.jit
@@ -840,16 +853,23 @@ def _make_kernel_class(cfg: Config):
                             # of the other block read their activation fragment from the zero row
                             blk_l = (wk * TK + u * 64) // 32
                             for q in cutlass.range_constexpr(2):
-                                lane_off = cx.lane_a[mt] if q == 0 else cx.lane_b[mt]
                                 fq = []
-                                for j in cutlass.range_constexpr(LDS_PER_VEC):
-                                    fq += lds_v4(abuf + lane_off + u * 4 * VE * _SMEM_EB + 16 * j)
+                                if cutlass.const_expr(WB > 0):
+                                    fq = [band(x, cx.mx_keep[q]) for x in act]
+                                else:
+                                    lane_off = cx.lane_a[mt] if q == 0 else cx.lane_b[mt]
+                                    for j in cutlass.range_constexpr(LDS_PER_VEC):
+                                        fq += lds_v4(abuf + lane_off + u * 4 * VE * _SMEM_EB + 16 * j)
                                 tq = [Float32(0.0)] * 4
                                 for s in cutlass.range_constexpr(STEPS):
                                     av = [wf[0][2 * s], wf[1][2 * s], wf[0][2 * s + 1], wf[1][2 * s + 1]]
                                     tq = mma(kind, av, [fq[2 * s], fq[2 * s + 1]], tq)
                                 # 2^(w-127) * 2^(a-127); rows g / g+8, tokens 2t / 2t+1
-                                sa2 = lds_v2f(sabuf + ((blk_l + q) * TM + mt * 8 + 2 * t) * 4)
+                                if cutlass.const_expr(WB > 0):
+                                    sa2 = [e8m0_f32(lds_u8(bslot + WB_SC + (TN + mt * 8 + 2 * t + c) * WB_MXS
+                                                           + blk_l + q)) for c in range(2)]
+                                else:
+                                    sa2 = lds_v2f(sabuf + ((blk_l + q) * TM + mt * 8 + 2 * t) * 4)
                                 for h in cutlass.range_constexpr(2):
                                     sw = e8m0_f32_packed(scur[gi * V + u], 2 * h + q)
                                     for c in cutlass.range_constexpr(2):
@@ -1062,7 +1082,7 @@ def _make_kernel_class(cfg: Config):
                 # any thread stages round 0 there (without this barrier a late warp's zeros erased
                 # staged activation: wrong and non-reproducible sums)
                 cute.arch.sync_threads()
-            if cutlass.const_expr(mode == "mxfp8" and not WGMX):
+            if cutlass.const_expr(mode == "mxfp8" and not WGMX and WB == 0):
                 # the zero row (row TM) of both activation buffers
                 for i in cutlass.range_constexpr(-(-(2 * STRIDE // 16) // THREADS)):
                     e = tid + i * THREADS
@@ -1172,6 +1192,9 @@ def _make_kernel_class(cfg: Config):
             cx.kt_begin, cx.kend, cx.K, cx.nkb, cx.w_scale = kt_begin, kend, K, nkb, w_scale
             cx.a_tile, cx.a_scale, cx.lda_b, cx.m_rows = a_tile, a_scale_tile, lda_b, m_rows
             cx.a_lane, cx.lane_a, cx.lane_b = a_lane, lane_a, lane_b
+            # MXFP8 bulk: the activation fragment of block q is kept in the lanes of block q (t // 2 == q)
+            # and zeroed in the others (the bulk form of the zero row)
+            cx.mx_keep = [Int32(0) - b2i(t < 2), Int32(0) - b2i(t >= 2)]
             cx.sW, cx.R = sW, R
             for rp in cutlass.range((R + 1) // 2, unroll=1):
                 self.round_(cx, 2 * rp, wA, sAw, wB, sBw, sA, sSA, sA + ABUF, sSA + SABUF)
