@@ -20,7 +20,9 @@ if ! $PY setup.py build_ext --inplace > "$OUT/build.log" 2>&1; then
 fi
 t1=$(date +%s)
 $PY -m flygemm info --kernels > "$OUT/info.txt" 2>&1
-$PY -m pytest -q -rs -p no:cacheprovider ${FLYGEMM_TEST_ARGS:-tests/test_gpu_cuda.py} > "$OUT/tests.log" 2>&1
+# shell words, so that a quoted -k expression stays one argument (FLYGEMM_TEST_ARGS="f.py -k 'a or b'")
+eval "test_args=(${FLYGEMM_TEST_ARGS:-tests/test_gpu_cuda.py})"
+$PY -m pytest -q -rs -p no:cacheprovider "${test_args[@]}" > "$OUT/tests.log" 2>&1
 test_rc=$?
 t2=$(date +%s)
 $PY -m flygemm bench ${FLYGEMM_BENCH_ARGS:-} --json "$OUT/bench.json" > "$OUT/bench.log" 2>&1

@@ -17,7 +17,7 @@ mkdir -p "$FINAL"
 export OUT=$(mktemp -d)
 PY=${PYTHON:-python3}
 read -r LIM_CHECK LIM_SAN LIM_TUNE <<< "${FLYGEMM_TRY_LIMITS:-240 90 180}"
-export FLYGEMM_TEST_ARGS="${FLYGEMM_TRY_TESTS:-tests/test_gpu_cuda_kernels.py} -k ${FLYGEMM_TRY_K:?set FLYGEMM_TRY_K}"
+export FLYGEMM_TEST_ARGS="${FLYGEMM_TRY_TESTS:-tests/test_gpu_cuda_kernels.py} -k '${FLYGEMM_TRY_K:?set FLYGEMM_TRY_K}'"
 export FLYGEMM_BENCH_ARGS=${FLYGEMM_BENCH_ARGS:-"--no-check --ops gemm_a8w8 --shapes 8192x8192x8192"}
 note() { echo "$*" | tee -a "$FINAL/summary.txt"; }
 timeout "$LIM_CHECK" bash tools/gpu_check.sh > "$FINAL/check.txt" 2>&1
