@@ -638,22 +638,18 @@ def test_bulk_needs_a_thread_per_slot_row():
     fam.Config("gemm_a8w8", tile_m=16, tile_n=64, tile_k=128, groups=4, warps_k=3, w_bulk=2, min_blocks=1)
 
 
-@pytest.mark.parametrize("K,split_k,kc", [(7168, 1, 1), (7168, 3, 1), (1056, 2, 1), (4112, 1, 1),
-                                          (7168, 1, 2), (7168, 3, 2), (1056, 2, 4), (4112, 16, 2)])
-def test_bulk_rounds_cover_the_slice_once(K, split_k, kc):
+@pytest.mark.parametrize("K,split_k", [(7168, 1), (7168, 3), (1056, 2), (4112, 1)])
+def test_bulk_rounds_cover_the_slice_once(K, split_k):
     """The bulk path's bookkeeping (issue_bulk / read_bulk): round r of slice s copies columns
     [k0, min(k0 + round_k, kend)), k0 = (kt_begin + r * warps_k) * tile_k; a lane's vector is kept iff it
     starts below kend. Every column of every slice is then read by exactly one kept vector, from the
-    bytes its round copied, and nothing past K is kept. With an in-cluster K split (k_cluster = kc) the
-    slices are those of the kc CTAs of each of the split_k clusters (k_slice)."""
-    cfg = fam.Config("gemm_a8w8", tile_m=8, tile_n=16, tile_k=256, warps_k=7, w_bulk=4, min_blocks=1,
-                     k_cluster=kc)
+    bytes its round copied, and nothing past K is kept."""
+    cfg = fam.Config("gemm_a8w8", tile_m=8, tile_n=16, tile_k=256, warps_k=7, w_bulk=4, min_blocks=1)
     TK, WK, VE = cfg.tile_k, cfg.warps_k, cfg.ve
     KT = -(-K // TK)
     seen = np.zeros(K, dtype=int)
-    for s in range(split_k * kc):
-        bs, rank = divmod(s, kc)
-        kt_begin, kt_end = fam.k_slice(KT, split_k * kc, bs * kc + rank)
+    for s in range(split_k):
+        kt_begin, kt_end = s * KT // split_k, (s + 1) * KT // split_k
         kend = min(K, kt_end * TK)
         R = -(-(kt_end - kt_begin) // WK)
         for r in range(R):

@@ -257,23 +257,6 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
              "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1], $2, [$3];",
              "r,l,r,r", side=True)
 
-    # ---- thread-block clusters (the decode kernels' in-cluster K split, k_cluster)
-    def cluster_rank():
-        """This CTA's rank in its thread-block cluster."""
-        return Int32(_asm([T.i32()], [], "mov.u32 $0, %cluster_ctarank;", "=r"))
-
-    def cluster_sync():
-        """Every thread of every CTA of the cluster arrives (release) and waits (acquire): shared-memory
-        writes before it are visible to the cluster's DSMEM reads after it."""
-        _asm([], [], "barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;", "",
-             side=True)
-
-    def lds_cluster_f32(addr, rank):
-        """The fp32 at shared-memory offset addr of the cluster's CTA `rank` (this CTA included)."""
-        return Float32(_asm([T.f32()], [Int32(addr), Int32(rank)],
-                            "{ .reg .b32 ra; mapa.shared::cluster.u32 ra, $1, $2;\n"
-                            "ld.shared::cluster.f32 $0, [ra]; }", "=f,r,r", side=True))
-
     def cp_async_4_zfill(smem_addr, gaddr, valid):
         """4 bytes global -> shared (cp.async.ca, LDGSTS); zeros when valid == 0 (nothing is read)."""
         _asm([], [Int32(smem_addr), Int64(gaddr), Int32(valid)],

@@ -150,13 +150,6 @@ def bulk_issue_row(tid, warps):
     return (tid % 32) * warps + tid // 32
 
 
-def k_slice(KT, slices, si):
-    """k-tiles [begin, end) of slice si of `slices` (need not divide KT; a slice may be empty). With an
-    in-cluster K split (k_cluster = C) slice bs * C + rank of split_k * C belongs to CTA `rank` of the
-    cluster of workspace slice bs."""
-    return (si * KT) // slices, ((si + 1) * KT) // slices
-
-
 def lane_vector_col(u, t, ve):
     """First k column (inside the warp's k-tile) of lane t's 16-byte weight vector u: the 4 lanes of
     a row read 64 contiguous bytes per load instruction."""
@@ -202,8 +195,7 @@ class Config:
     """Static description of one specialization (pure Python)."""
 
     def __init__(self, op, in_dtype=None, out_dtype="bf16", tile_m=16, tile_n=32, tile_k=0,
-                 warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync", w_bulk=0,
-                 k_cluster=1):
+                 warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync", w_bulk=0):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         self.op = op
@@ -303,16 +295,6 @@ class Config:
                 # K tail (a partial last k-tile) was never run on a GPU for these kernels
                 self.k_multiple = self.tile_k
 
-        # k_cluster = C in {2, 4} (the .kcC kernels): a thread-block cluster of C CTAs shares one output
-        # tile, each CTA a 1/C slice of the tile's K range; at the end CTA r of the cluster sums every
-        # C-th output element of the C partial tiles in rank order through distributed shared memory.
-        # Why: at M = 16 a CTA reads as many activation bytes as weight bytes (the whole 16-row
-        # activation of its K range); a K slice of 1/C reads 1/C of them for the same weight bytes,
-        # with no second kernel and no per-round synchronization across the cluster.
-        self.k_cluster = int(k_cluster)
-        if self.k_cluster not in (1, 2, 4):
-            raise ValueError(f"{FAMILY}: k_cluster must be 1, 2 or 4")
-
         self.round_k = self.warps_k * tk  # activation columns per round
         self.a_row_stride = self.round_k * _SMEM_EB + _ROW_PAD[self.mode]
         # mxfp8: one extra all-zero row; lanes of the "other" block read their fragments there
@@ -379,8 +361,7 @@ class Config:
     @staticmethod
     def from_spec(spec: dict) -> "Config":
         p = dict(spec.get("params") or {})
-        unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma", "w_bulk",
-                            "k_cluster"}
+        unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma", "w_bulk"}
         if unknown:  # a misspelt parameter would otherwise build the default kernel under its name
             raise ValueError(f"{FAMILY}: unknown params {sorted(unknown)}")
         return Config(
@@ -391,7 +372,6 @@ class Config:
             warps_k=p.get("warps_k", 4), groups=p.get("groups", 1),
             l2_prefetch=p.get("l2_prefetch", 128), min_blocks=p.get("min_blocks", 2),
             w_stages=p.get("w_stages", 0), mma=p.get("mma", "sync"), w_bulk=p.get("w_bulk", 0),
-            k_cluster=p.get("k_cluster", 1),
         )
 
     def meta(self) -> dict:
@@ -407,7 +387,6 @@ class Config:
             "w_stages": self.w_stages,
             "w_bytes_in_flight_per_cta_smem_ring": max(self.w_stages - 1, 0) * self.w_stage_bytes,
             "w_bulk": self.w_bulk,
-            "k_cluster": self.k_cluster, "cluster": [self.k_cluster, 1, 1],
             "w_bytes_in_flight_per_cta_bulk": self.w_bulk * self.tile_n * self.round_k * 16 // self.ve,
             "min_blocks_per_sm": self.min_blocks,
             "mma": (f"wgmma.m64n{self.tile_m}k32 e4m3 (A in registers)" if self.mma == "wgmma" else
@@ -436,14 +415,12 @@ def _make_kernel_class(cfg: Config):
     mbar_init, fence_mbar_init, mbar_arrive_expect_tx, mbar_wait, bulk_g2s = (
         P.mbar_init, P.fence_mbar_init, P.mbar_arrive_expect_tx, P.mbar_wait, P.bulk_g2s)
     lds_u8 = P.lds_u8
-    cluster_rank, cluster_sync, lds_cluster_f32 = P.cluster_rank, P.cluster_sync, P.lds_cluster_f32
     cp_async_4_zfill, cp_async_mbar_arrive = P.cp_async_4_zfill, P.cp_async_mbar_arrive
 
     # ------------------------------------------------------------------ static configuration
     mode = cfg.mode
     TM, TN, G, WN, WK, V = cfg.tile_m, cfg.tile_n, cfg.groups, cfg.warps_n, cfg.warps_k, cfg.V
     THREADS = cfg.threads
-    KC = cfg.k_cluster                # CTAs of a cluster splitting one tile's K range (1: no cluster)
     VE = cfg.ve                   # elements per 16-byte vector
     A_STORE_BYTES = {"bf16": 2, "mxfp4": 1}.get(mode, 1)  # bytes per storage element of a
     TK = cfg.tile_k
@@ -1068,12 +1045,8 @@ def _make_kernel_class(cfg: Config):
             m0 = bm * TM
             m_rows = cutlass.min(M - m0, TM)
             KT = (K + TK - 1) // TK
-            kc_rank = Int32(0)
-            if cutlass.const_expr(KC > 1):
-                kc_rank = cluster_rank()
-                bn = bn // KC   # clusters of KC CTAs along x share output tile bn
-                n_cta = bn * TN
-            kt_begin, kt_end = k_slice(KT, split_k * KC, bs * KC + kc_rank)
+            kt_begin = (bs * KT) // split_k
+            kt_end = ((bs + 1) * KT) // split_k
             nkt = kt_end - kt_begin
             kend = cutlass.min(K, kt_end * TK)   # end of this slice's columns
             R = (nkt + WK - 1) // WK
@@ -1236,37 +1209,15 @@ def _make_kernel_class(cfg: Config):
                         nl = (wn * G + gi) * 16 + g + 8 * (c // 2)
                         sts_f32(sRED + ((wk * TM + m) * RED_STRIDE + nl) * 4, acc[(gi * MT + mt) * 4 + c])
             cute.arch.sync_threads()
-            if cutlass.const_expr(KC > 1):
-                # this CTA's partial tile (sum over its warps) into slab 0 of sRED, each word written by
-                # the one thread that read it, then the cluster's partial tiles are visible to every CTA
-                for i in cutlass.range_constexpr(OPT):
-                    idx = tid + i * THREADS
-                    m = idx // TN
-                    nl = idx - m * TN
-                    if idx < TM * TN:
-                        v = lds_f32(sRED + (m * RED_STRIDE + nl) * 4)
-                        for q in cutlass.range_constexpr(1, WK):
-                            v = v + lds_f32(sRED + ((q * TM + m) * RED_STRIDE + nl) * 4)
-                        sts_f32(sRED + (m * RED_STRIDE + nl) * 4, v)
-                cluster_sync()
             for i in cutlass.range_constexpr(OPT):
                 idx = tid + i * THREADS
                 m = idx // TN
                 nl = idx - m * TN
                 n = n_cta + nl
-                mine = (idx < TM * TN) & (m < m_rows) & (n < N)
-                if cutlass.const_expr(KC > 1):
-                    mine = mine & (idx % KC == kc_rank)   # every KC-th element of the tile, summed in rank order
-                if mine:
-                    v = Float32(0.0)
-                    if cutlass.const_expr(KC > 1):
-                        v = lds_cluster_f32(sRED + (m * RED_STRIDE + nl) * 4, 0)
-                        for c in cutlass.range_constexpr(1, KC):
-                            v = v + lds_cluster_f32(sRED + (m * RED_STRIDE + nl) * 4, c)
-                    else:
-                        v = lds_f32(sRED + (m * RED_STRIDE + nl) * 4)
-                        for q in cutlass.range_constexpr(1, WK):
-                            v = v + lds_f32(sRED + ((q * TM + m) * RED_STRIDE + nl) * 4)
+                if (idx < TM * TN) & (m < m_rows) & (n < N):
+                    v = lds_f32(sRED + (m * RED_STRIDE + nl) * 4)
+                    for q in cutlass.range_constexpr(1, WK):
+                        v = v + lds_f32(sRED + ((q * TM + m) * RED_STRIDE + nl) * 4)
                     if cutlass.const_expr(epi is not None and mode == "fp8"):
                         v = v * epi[i][0]
                         v = v * epi[i][1]
@@ -1279,8 +1230,6 @@ def _make_kernel_class(cfg: Config):
                         stg_bf16(out + (Int64(m0 + m) * ldo + n) * 2, v)
                     else:
                         stg_f32(ws + ((Int64(bs) * M_pad + m0 + m) * N + n) * 4, v)
-            if cutlass.const_expr(KC > 1):
-                cluster_sync()   # no CTA leaves while the others still read its partial tile
 
         # -------------------------------------------------------------- split-K reduce
         @cute.kernel
@@ -1311,8 +1260,8 @@ def _make_kernel_class(cfg: Config):
             grid_m = (M + TM - 1) // TM
             self.main_kernel(a, w, a_scale, w_scale, bias, out, ws, M, N, K, lda, ldo, M_pad,
                              split_k, has_bias, a_per_row, w_per_row).launch(
-                grid=(grid_n * KC, split_k, grid_m), block=[THREADS, 1, 1], stream=stream,
-                **MIN_BLOCKS, **({"cluster": (KC, 1, 1)} if KC > 1 else {}))
+                grid=(grid_n, split_k, grid_m), block=[THREADS, 1, 1], stream=stream,
+                **MIN_BLOCKS)
             if split_k > 1:
                 total = M * N
                 self.reduce_kernel(ws, bias, out, M, N, ldo, M_pad, split_k, has_bias).launch(
