@@ -1196,10 +1196,17 @@ def _make_kernel_class(cfg: Config):
             # and zeroed in the others (the bulk form of the zero row)
             cx.mx_keep = [Int32(0) - b2i(t < 2), Int32(0) - b2i(t >= 2)]
             cx.sW, cx.R = sW, R
-            for rp in cutlass.range((R + 1) // 2, unroll=1):
-                self.round_(cx, 2 * rp, wA, sAw, wB, sBw, sA, sSA, sA + ABUF, sSA + SABUF)
-                if 2 * rp + 1 < R:
-                    self.round_(cx, 2 * rp + 1, wB, sBw, wA, sAw, sA + ABUF, sSA + SABUF, sA, sSA)
+            if cutlass.const_expr(WB > 0 and mode != "mxfp4"):
+                # bulk ring: both operands come from the round's slot, no buffer alternates, so one round
+                # per loop body (half the code: the kernels are short, and a cold instruction cache at the
+                # start showed in their stall samples, docs/measurements/2026-11-30-h200-ncu-blockscale-m1-12.txt)
+                for r in cutlass.range(R, unroll=1):
+                    self.round_(cx, r, wA, sAw, wB, sBw, sA, sSA, sA + ABUF, sSA + SABUF)
+            else:
+                for rp in cutlass.range((R + 1) // 2, unroll=1):
+                    self.round_(cx, 2 * rp, wA, sAw, wB, sBw, sA, sSA, sA + ABUF, sSA + SABUF)
+                    if 2 * rp + 1 < R:
+                        self.round_(cx, 2 * rp + 1, wB, sBw, wA, sAw, sA + ABUF, sSA + SABUF, sA, sSA)
 
             # ---- reduce the warps_k partial sums in fixed order, scale, bias, store
             for gi in cutlass.range_constexpr(G):
