@@ -8,6 +8,7 @@
 #include <c10/cuda/CUDAGraphsC10Utils.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -37,12 +38,25 @@ bool capturing() {
   return c10::cuda::currentStreamCaptureStatusMayInitCtx() != c10::cuda::CaptureStatus::None;
 }
 
-// A row-major view with unit inner stride and 16-byte aligned rows, copying only if needed.
-at::Tensor rows_contiguous(const at::Tensor& t) {
+// A 2-D row-major view with unit inner stride, 16-byte aligned base, 16-byte aligned row stride and
+// rows of whole 16-byte units (what the kernels' 16-byte / TMA row accesses need): `t` itself when it
+// is one, else a fresh buffer whose rows are padded to a multiple of 16 bytes, holding t's values when
+// `copy_values`. Why not t.contiguous(): it returns a one-row view unchanged whatever its row stride
+// (a size-1 dim counts as contiguous), and a contiguous [rows, cols] tensor has unaligned rows when
+// cols * elem is not a multiple of 16 (e.g. an output with N % 8 != 0). Why whole units: the sm_90a
+// TMA stores write a row's last 16-byte unit whole (H200, 2026-11-30: an in-place output with
+// N = 137 fp32 / 157 fp16 and aligned padded rows got its 3 padding columns overwritten), so a
+// caller's row of N % (16 / elem) != 0 elements is never written in place.
+at::Tensor aligned_rows(const at::Tensor& t, bool copy_values) {
   const int64_t elem = t.element_size();
   const bool ok = t.stride(1) == 1 && t.stride(0) >= t.size(1) && (t.stride(0) * elem) % 16 == 0 &&
-                  reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
-  return ok ? t : t.contiguous();
+                  (t.size(1) * elem) % 16 == 0 && reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
+  if (ok) return t;
+  const int64_t per16 = std::max<int64_t>(1, 16 / elem);
+  const int64_t ld = std::max<int64_t>(per16, (t.size(1) + per16 - 1) / per16 * per16);
+  at::Tensor buf = at::empty({t.size(0), ld}, t.options()).narrow(1, 0, t.size(1));
+  if (copy_values) buf.copy_(t);
+  return buf;
 }
 
 at::Tensor weight_in_layout(const at::Tensor& w, WeightLayout want) {
@@ -68,16 +82,10 @@ std::optional<Choice> forced_kernel(const Query& q) {
   return Choice{k, std::max(1, std::min(split_k, std::max(1, k->max_split_k))), "forced"};
 }
 
-// Records that convert an MX operand to bf16 for the bf16 GEMM (kernels/cuda/gemm_mxfp.py) say so
-// in their metadata.
-bool converts_mx_to_bf16(const KernelRecord& k) {
-  return k.meta_json && std::strstr(k.meta_json, "\"role\": \"mx_to_bf16\"") != nullptr;
-}
-
 // One MX operand [rows, K] (fp8 bytes or fp4 pairs) with E8M0 scales -> a new bf16 [rows, K].
 at::Tensor mx_operand_to_bf16(const KernelRecord& k, const at::Tensor& src, const at::Tensor& scale,
                               int64_t K, int device) {
-  at::Tensor x = rows_contiguous(src);
+  at::Tensor x = aligned_rows(src, /*copy_values=*/true);
   at::Tensor s = scale.contiguous();
   at::Tensor out = at::empty({x.size(0), K}, x.options().dtype(at::kBFloat16));
   LaunchArgs la;
@@ -144,16 +152,17 @@ void device_gemm(const OpArgs& args, const Problem& p, at::Tensor& out) {
   log_miss(q, c);
   const KernelRecord& k = *c.kernel;
   ensure_loaded(k, device);
-  if (converts_mx_to_bf16(k)) {  // MX beyond decode sizes: exact bf16 operands, then the bf16 GEMM
+  if (converts_mx_to_bf16(k)) {  // MX beyond decode sizes or to non-bf16 output: exact bf16 operands,
+                                 // then the bf16 GEMM writing the requested dtype
     const at::Tensor a16 = mx_operand_to_bf16(k, args.a, *args.a_scale, K, device);
     const at::Tensor w16 = mx_operand_to_bf16(k, plain_weight(args.w), *args.w_scale, K, device);
     const std::optional<at::Tensor> none;
-    const OpArgs bf16_args{OpKind::a16w16, a16, w16, none, none, args.bias, at::kBFloat16};
+    const OpArgs bf16_args{OpKind::a16w16, a16, w16, none, none, args.bias, p.out_dtype};
     device_gemm(bf16_args, check_args(bf16_args), out);
     return;
   }
 
-  at::Tensor a = rows_contiguous(args.a);
+  at::Tensor a = aligned_rows(args.a, /*copy_values=*/true);
   at::Tensor w = weight_in_layout(args.w, k.w_layout);
   auto fp32_contig = [](const std::optional<at::Tensor>& t) {
     if (!t || !t->defined()) return at::Tensor();
@@ -165,7 +174,9 @@ void device_gemm(const OpArgs& args, const Problem& p, at::Tensor& out) {
   };
   at::Tensor a_scale = fp32_contig(args.a_scale), w_scale = fp32_contig(args.w_scale);
   at::Tensor bias = fp32_contig(args.bias);
-  at::Tensor target = rows_contiguous(out);
+  // the caller's values come along, so an element a kernel failed to write keeps them (the poisoned-
+  // output tests see it) instead of reading back uninitialized memory
+  at::Tensor target = aligned_rows(out, /*copy_values=*/true);
 
   LaunchArgs la;
   la.a = a.data_ptr();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -167,6 +168,10 @@ const KernelTable& linked_table() {
 
 const KernelRecord* find_kernel(const char* name) { return record_by_name(linked_table(), name); }
 
+bool converts_mx_to_bf16(const KernelRecord& k) {
+  return k.meta_json && std::strstr(k.meta_json, "\"role\": \"mx_to_bf16\"") != nullptr;
+}
+
 std::vector<std::string> linked_archs() {
   std::set<std::string> archs;
   for (const KernelRecord* k : linked_table().kernels) archs.insert(k->arch);
@@ -207,6 +212,16 @@ Choice choose_kernel(const KernelTable& t, const Query& q) {
   // No usable row: any kernel built for this problem kind whose alignment the shape meets.
   for (const KernelRecord* k : t.kernels) {
     if (same_problem_kind(*k, q) && satisfies(*k, q)) return {k, 1, "fallback"};
+  }
+  // MX with an output other than bf16: the kernels that read MX bytes directly write bf16 only, but
+  // the exact MX -> bf16 conversion runs the products on the bf16 GEMM, which writes every output
+  // dtype (csrc/device_ops.cpp). Its record serves these calls at every M.
+  if ((q.op == OpKind::mxfp8 || q.op == OpKind::mxfp4) && q.out_dtype != DType::bf16) {
+    for (const KernelRecord* k : t.kernels) {
+      if (q.arch == k->arch && std::string(op_name(q.op)) == k->op && k->in_dtype == q.in_dtype &&
+          converts_mx_to_bf16(*k) && satisfies(*k, q))
+        return {k, 1, "default"};
+    }
   }
   no_kernel(t, q);
 }

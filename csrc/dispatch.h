@@ -41,6 +41,10 @@ struct Choice {
 // query (arch without kernels, dtype combination not built, alignment not met).
 Choice choose_kernel(const KernelTable& table, const Query& q);
 
+// Records that convert an MX operand to bf16 for the bf16 GEMM (kernels/cuda/gemm_mxfp.py) say so
+// in their metadata.
+bool converts_mx_to_bf16(const KernelRecord& k);
+
 // The split_k of a row with split_k = 0: about 192 CTAs over the N tiles, at most one slice per K tile.
 int32_t auto_split_k(const KernelRecord& k, const Query& q);
 

@@ -40,15 +40,15 @@ struct ParsedTable {
   const char* keep(const std::string& s) { return strings.emplace_back(s).c_str(); }
 };
 
-// kernels_csv lines: name,arch,op,in_dtype,out_dtype,k_multiple,n_multiple,max_split_k[,tile_n,tile_k[,w_layout]]
-//                    (w_layout plain (default) or preshuffled)
+// kernels_csv lines: name,arch,op,in_dtype,out_dtype,k_multiple,n_multiple,max_split_k[,tile_n,tile_k[,w_layout[,role]]]
+//                    (w_layout plain (default) or preshuffled; role: the record's meta "role", e.g. mx_to_bf16)
 // rows_csv lines:    arch,op,in_dtype,out_dtype,m_max,N,K,kernel,split_k
 void parse_into(ParsedTable& t, const std::string& kernels_csv, const std::string& rows_csv) {
   for (const std::string& line : split(kernels_csv, '\n')) {
     if (line.empty()) continue;
     auto f = split(line, ',');
-    TORCH_CHECK(f.size() == 8 || f.size() == 10 || f.size() == 11,
-                "dispatch_lookup: kernel line needs 8, 10 or 11 fields: ", line);
+    TORCH_CHECK(f.size() == 8 || f.size() == 10 || f.size() == 11 || f.size() == 12,
+                "dispatch_lookup: kernel line needs 8, 10, 11 or 12 fields: ", line);
     KernelRecord k{};
     k.name = t.keep(f[0]);
     k.arch = t.keep(f[1]);
@@ -62,7 +62,8 @@ void parse_into(ParsedTable& t, const std::string& kernels_csv, const std::strin
       k.tile_n = std::stoi(f[8]);
       k.tile_k = std::stoi(f[9]);
     }
-    k.w_layout = parse_layout(f.size() == 11 ? f[10] : "plain");
+    k.w_layout = parse_layout(f.size() >= 11 ? f[10] : "plain");
+    k.meta_json = f.size() == 12 ? t.keep("{\"role\": \"" + f[11] + "\"}") : "";
     t.table.kernels.push_back(&t.kernels.emplace_back(k));
   }
   for (const std::string& line : split(rows_csv, '\n')) {

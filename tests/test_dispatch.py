@@ -261,13 +261,34 @@ def test_dtype_combination_not_built():
         lookup(8, out_dtype="fp32")
 
 
+MX_KERNELS = """\
+mx_decode,sm_90a,gemm_mxfp4,fp4_e2m1_x2,bf16,32,1,16,32,256,plain
+mx_convert,sm_90a,gemm_mxfp4,fp4_e2m1_x2,bf16,32,1,1,1,32,plain,mx_to_bf16
+"""
+MX_ROWS = """\
+sm_90a,gemm_mxfp4,fp4_e2m1_x2,bf16,16,0,0,mx_decode,0
+sm_90a,gemm_mxfp4,fp4_e2m1_x2,bf16,9223372036854775807,0,0,mx_convert,1
+"""
+
+
+@pytest.mark.parametrize("M", [1, 16, 17, 4096])
+def test_mx_fp16_output_takes_the_bf16_conversion_at_every_m(M):
+    """The MX kernels that read MX bytes write bf16 only; an fp16 output takes the record that converts
+    the operands to bf16 (its bf16 GEMM writes fp16), at decode sizes too; bf16 keeps the rows."""
+    mx = dict(kernels=MX_KERNELS, rows=MX_ROWS, arch="sm_90a", op="gemm_mxfp4", in_dtype="fp4_e2m1_x2")
+    assert lookup(M, 2048, 7168, out_dtype="fp16", **mx) == ("mx_convert", 1, "default")
+    assert lookup(M, 2048, 7168, out_dtype="bf16", **mx)[0] == ("mx_decode" if M <= 16 else "mx_convert")
+    with pytest.raises(NotImplementedError, match="no sm_90a kernel for this dtype combination"):
+        lookup(M, 2048, 7168, out_dtype="fp16", **{**mx, "kernels": MX_KERNELS.splitlines()[0] + "\n"})
+
+
 def test_empty_tables_raise_not_implemented():
     with pytest.raises(NotImplementedError, match=r"arches with kernels: none"):
         lookup(8, kernels="", rows="")
 
 
 def test_bad_csv_is_rejected():
-    with pytest.raises(RuntimeError, match="kernel line needs 8, 10 or 11 fields"):
+    with pytest.raises(RuntimeError, match="kernel line needs 8, 10, 11 or 12 fields"):
         lookup(8, kernels="k,gfx942,gemm_a8w8\n")
     with pytest.raises(RuntimeError, match="row line needs 9 fields"):
         lookup(8, rows="gfx942,gemm_a8w8,fp8_e4m3fnuz\n")

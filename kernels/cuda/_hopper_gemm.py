@@ -1313,13 +1313,15 @@ class Family:
     adapter_pack       C++ statements declaring `void* packed[...]` in wrapper order + `&ret`
     requires_text      human-readable requirements for meta / docs
     k_align            K (and lda) must be a multiple of this many elements (16-byte TMA strides)
-    n_align_out_rows   report requires_n_multiple = 16 / sizeof(out): the op allocates [M, N]
-                       outputs contiguous, whose rows the TMA store needs 16-byte aligned
+
+    N has no alignment requirement (requires_n_multiple = 1): the TMA store needs 16-byte aligned
+    output rows (ldo), not a multiple of N, and the op layer hands the kernels an output whose rows
+    are padded to 16 bytes when the caller's are not (csrc/device_ops.cpp, aligned_rows); bias and
+    scale reads clamp the column to N - 1.
     """
 
     def __init__(self, name, op, config_cls, kernel_class, placeholder_args, wrapper_args,
-                 adapter_checks, adapter_pack, requires_text, k_align, source_file,
-                 n_align_out_rows=False):
+                 adapter_checks, adapter_pack, requires_text, k_align, source_file):
         self.name, self.op = name, op
         self.config_cls = config_cls
         self.kernel_class = kernel_class
@@ -1329,7 +1331,6 @@ class Family:
         self.adapter_pack = adapter_pack
         self.requires_text = requires_text
         self.k_align = int(k_align)
-        self.n_align_out_rows = bool(n_align_out_rows)
         self.source_file = pathlib.Path(source_file)
 
 
@@ -1554,7 +1555,7 @@ def build(fam: Family, spec: dict, out_dir: pathlib.Path) -> dict:
         **cx.link_result(out_dir),
         "meta": meta,
         "requires_k_multiple": fam.k_align,
-        "requires_n_multiple": 16 // DTYPE_BYTES[cfg.out_dtype] if fam.n_align_out_rows else 1,
+        "requires_n_multiple": 1,
         "max_split_k": cfg.max_split_k,
     }
     # Kept next to the objects for tools that only have the directory (selftest).

@@ -142,7 +142,7 @@ FAMILY_SPEC = hg.Family(
     adapter_checks=_ADAPTER_CHECKS, adapter_pack=_ADAPTER_PACK,
     requires_text="K%8==0, lda%8==0, lda>=K, ldo>=N, ldo*sizeof(out)%16==0, "
                   "a/w/out 16B aligned, bias fp32",
-    k_align=8, source_file=__file__, n_align_out_rows=True,  # TMA stores need 16-byte output rows
+    k_align=8, source_file=__file__,
 )
 
 

@@ -24,8 +24,8 @@ Requirements checked by the C++ adapter (TMA needs 16-byte aligned base addresse
 strides): K % 16 == 0, lda % 16 == 0, lda >= K, ldo >= N, ldo * sizeof(out) % 16 == 0,
 a / w / out 16-byte aligned, a_scale / w_scale non-null fp32 4-byte aligned with kind per_tensor
 or per_row, bias (if any) fp32 and 4-byte aligned, M, N, K >= 1. build() reports
-requires_k_multiple = 16 and requires_n_multiple = 16 / sizeof(out) (the op allocates [M, N]
-outputs contiguous, so N must keep their rows 16-byte aligned for the TMA store).
+requires_k_multiple = 16 and requires_n_multiple = 1 (the op layer pads output rows that are not
+16-byte aligned; see kernels/cuda/_hopper_gemm.py, Family).
 
 Build-time entry point: `build(spec, out_dir)` (see docs/TEAM_INTERFACES.md).
 Standalone: `python kernels/cuda/gemm_a8w8.py --out /tmp/x [--in-dtype int8 --out-dtype fp32 --sass]`.
@@ -175,7 +175,7 @@ FAMILY_SPEC = hg.Family(
     adapter_checks=_ADAPTER_CHECKS, adapter_pack=_ADAPTER_PACK,
     requires_text="K%16==0, lda%16==0, lda>=K, ldo>=N, ldo*sizeof(out)%16==0, a/w/out 16B aligned, "
                   "a_scale/w_scale fp32 per_tensor or per_row, bias fp32",
-    k_align=16, source_file=__file__, n_align_out_rows=True,
+    k_align=16, source_file=__file__,
 )
 
 

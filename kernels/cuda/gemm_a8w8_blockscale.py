@@ -26,8 +26,8 @@ scheduler are the shared ones of kernels/cuda/_hopper_gemm.py (mainloop "blocksc
 Requirements checked by the C++ adapter: K % 16 == 0, lda % 16 == 0, lda >= K, ldo >= N,
 ldo * sizeof(out) % 16 == 0, a / w / out 16-byte aligned, a_scale / w_scale non-null fp32 4-byte
 aligned (kind block), M * ceil(K/128) and ceil(N/128) * ceil(K/128) fit in int32, bias (if any)
-fp32. build() reports requires_k_multiple = 16 and requires_n_multiple = 8 (16-byte rows of the
-contiguous [M, N] output for the TMA store).
+fp32. build() reports requires_k_multiple = 16 and requires_n_multiple = 1 (the op layer pads
+output rows that are not 16-byte aligned; see kernels/cuda/_hopper_gemm.py, Family).
 
 Build-time entry point: `build(spec, out_dir)` (see docs/TEAM_INTERFACES.md).
 Standalone: `python kernels/cuda/gemm_a8w8_blockscale.py --out /tmp/x [--tile 64x128x128 --sass]`.
@@ -175,7 +175,7 @@ FAMILY_SPEC = hg.Family(
     requires_text="K%16==0, lda%16==0, lda>=K, ldo>=N, ldo*sizeof(out)%16==0, a/w/out 16B aligned, "
                   "a_scale fp32 [M, ceil(K/128)], w_scale fp32 [ceil(N/128), ceil(K/128)] contiguous, "
                   "bias fp32",
-    k_align=16, source_file=__file__, n_align_out_rows=True,
+    k_align=16, source_file=__file__,
 )
 
 
