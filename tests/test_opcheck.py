@@ -182,6 +182,17 @@ def test_compile_inductor_a16w16():
     _compile_and_check("gemm_a16w16", torch.float32, "inductor")
 
 
+@pytest.mark.xfail(strict=False, raises=Exception,
+                   reason="pytorch#189522: inductor skips nodes with float8_e8m0fnu inputs in its "
+                          "auto_functionalized decomposition ('auto_functionalized_v2 was not removed'); "
+                          "fix proposed in pytorch#195817. The functional MX ops and aot_eager work.")
+@pytest.mark.parametrize("op", ["gemm_mxfp8", "gemm_mxfp4"])
+def test_compile_inductor_mx_out_variant(op):
+    """Documents a torch limitation: an MX op's out= variant under the inductor backend. Passes
+    (XPASS) once torch decomposes functional wrappers with E8M0 inputs."""
+    _compile_and_check(op, torch.bfloat16, "inductor")
+
+
 def test_compile_has_no_graph_breaks():
     inp = make_inputs("gemm_a8w8", 8, N, K, "plain", None, None, "fp32")
     torch._dynamo.reset()

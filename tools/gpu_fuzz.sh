@@ -13,7 +13,7 @@ mkdir -p "$OUT"
 PY=${PYTHON:-python3}
 GPU_TESTS="tests/test_gpu_cuda.py tests/test_gpu_cuda_scaled.py tests/test_gpu_cuda_decode.py \
 tests/test_gpu_cuda_kernels.py tests/test_gpu_cuda_mx.py tests/test_gpu_rocm.py tests/test_dispatch.py \
-tests/test_gpu_fuzz.py tests/test_gpu_multi_device.py"
+tests/test_gpu_fuzz.py tests/test_gpu_multi_device.py tests/test_gpu_integration.py"
 FLYGEMM_TEST_ARGS=${FLYGEMM_TEST_ARGS:-$GPU_TESTS} \
   FLYGEMM_BENCH_ARGS=${FLYGEMM_BENCH_ARGS:---no-check --ops gemm_a8w8 --shapes 1x2048x7168} \
   OUT="$OUT" bash tools/gpu_check.sh > "$OUT/check.txt" 2>&1

@@ -9,7 +9,7 @@ FINAL=${OUT:-/tmp/flygemm_report}
 mkdir -p "$FINAL"
 export OUT=$(mktemp -d)
 PY=${PYTHON:-python3}
-export FLYGEMM_TEST_ARGS=${FLYGEMM_TEST_ARGS:-"tests/test_gpu_cuda.py tests/test_gpu_cuda_scaled.py tests/test_gpu_cuda_decode.py tests/test_gpu_cuda_kernels.py tests/test_gpu_cuda_mx.py tests/test_gpu_rocm.py tests/test_dispatch.py"}
+export FLYGEMM_TEST_ARGS=${FLYGEMM_TEST_ARGS:-"tests/test_gpu_cuda.py tests/test_gpu_cuda_scaled.py tests/test_gpu_cuda_decode.py tests/test_gpu_cuda_kernels.py tests/test_gpu_cuda_mx.py tests/test_gpu_rocm.py tests/test_dispatch.py tests/test_gpu_fuzz.py tests/test_gpu_multi_device.py tests/test_gpu_integration.py"}
 export FLYGEMM_BENCH_ARGS="--no-check --ops gemm_a16w16,gemm_a8w8,gemm_a8w8_blockscale,gemm_mxfp8,gemm_mxfp4 --shapes 8192x8192x8192,54560x8192x8192"
 bash tools/gpu_check.sh > "$OUT/check.txt" 2>&1
 echo "check rc $?" >> "$OUT/check.txt"
