@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -47,7 +48,7 @@ bool capturing() {
 // TMA stores write a row's last 16-byte unit whole (H200, 2026-11-30: an in-place output with
 // N = 137 fp32 / 157 fp16 and aligned padded rows got its 3 padding columns overwritten), so a
 // caller's row of N % (16 / elem) != 0 elements is never written in place.
-at::Tensor aligned_rows(const at::Tensor& t, bool copy_values) {
+at::Tensor aligned_rows(const at::Tensor& t, bool copy_values, bool nan_fill = false) {
   const int64_t elem = t.element_size();
   const bool ok = t.stride(1) == 1 && t.stride(0) >= t.size(1) && (t.stride(0) * elem) % 16 == 0 &&
                   (t.size(1) * elem) % 16 == 0 && reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
@@ -56,6 +57,7 @@ at::Tensor aligned_rows(const at::Tensor& t, bool copy_values) {
   const int64_t ld = std::max<int64_t>(per16, (t.size(1) + per16 - 1) / per16 * per16);
   at::Tensor buf = at::empty({t.size(0), ld}, t.options()).narrow(1, 0, t.size(1));
   if (copy_values) buf.copy_(t);
+  if (nan_fill) buf.fill_(std::numeric_limits<double>::quiet_NaN());
   return buf;
 }
 
@@ -174,9 +176,10 @@ void device_gemm(const OpArgs& args, const Problem& p, at::Tensor& out) {
   };
   at::Tensor a_scale = fp32_contig(args.a_scale), w_scale = fp32_contig(args.w_scale);
   at::Tensor bias = fp32_contig(args.bias);
-  // the caller's values come along, so an element a kernel failed to write keeps them (the poisoned-
-  // output tests see it) instead of reading back uninitialized memory
-  at::Tensor target = aligned_rows(out, /*copy_values=*/true);
+  // a padded target starts as NaN (every output dtype is floating): an element a kernel failed to write
+  // shows as NaN instead of uninitialized memory, for one write pass (a copy of the caller's values
+  // would read and write)
+  at::Tensor target = aligned_rows(out, /*copy_values=*/false, /*nan_fill=*/true);
 
   LaunchArgs la;
   la.a = a.data_ptr();
