@@ -168,3 +168,111 @@ def test_wgmma_config_sizes_the_raw_activation_buffer():
     assert cfg.meta()["mma"].startswith("wgmma.m64n16k32")
     with pytest.raises(ValueError, match="mma must be"):
         fam.Config(op="gemm_a8w8", mma="tcgen05")
+
+
+def emulate_mxn_round(W, X, tile_m, V, warps_k):
+    """mx_n (MXFP4 blocks along wgmma's N): D[wk][u][64][4 tile_m] of one round as the kernel computes
+    it (chunk u of k-tile wk: four k32 steps, one per raw word), from the kernel's helpers
+    mxn_act_word_offset / mxn_a_quad and the hardware model above. Each value is one e2m1 value; a raw
+    word holds 8 of them in order, and e2m1x8_to_e4m3 splits it into even / odd (even_odd)."""
+    TK = 128 * V
+    tm4 = 4 * tile_m
+    bstep = 32 * tm4
+    round_k = warps_k * TK
+    smem = {}
+    for m in range(tile_m):
+        for jb in range(round_k // 32):
+            for q in range(4):
+                raw = X[m][32 * jb + 8 * q: 32 * jb + 8 * q + 8]
+                for w, half in enumerate(even_odd(raw)):
+                    base = fam.mxn_act_word_offset(jb, m, q, w, tile_m, bstep)
+                    for b in range(4):
+                        assert base + b not in smem, "two activation bytes share a shared-memory byte"
+                        smem[base + b] = half[b]
+    assert len(smem) == tile_m * round_k and max(smem) < round_k * tm4
+    out = []
+    for wk in range(warps_k):
+        regs = {}
+        for wi in range(4):
+            for lane in range(32):
+                g, t = lane // 4, lane % 4
+                words = []
+                for h in range(2):
+                    row = W[16 * wi + g + 8 * h]
+                    for u in range(V):
+                        col = wk * TK + fam.lane_vector_col(u, t, 32)
+                        words += [row[col + 8 * q: col + 8 * q + 8] for q in range(4)]
+                regs[wi, lane] = words
+        per_u = []
+        for u in range(V):
+            D = [[0] * tm4 for _ in range(64)]
+            for q in range(4):
+                A = [[None] * 32 for _ in range(64)]
+                for (wi, lane), words in regs.items():
+                    g, t = lane // 4, lane % 4
+                    for r, (i, w) in enumerate(fam.mxn_a_quad(u, q, V)):
+                        v1, v2 = r % 2, r // 2
+                        for v0 in range(4):
+                            A[16 * wi + g + 8 * v1][4 * t + v0 + 16 * v2] = even_odd(words[i])[w][v0]
+                start = (wk * 4 * V + 4 * u + q) * bstep
+                for n in range(tm4):
+                    col = [smem.get(start + (k // 16) * fam.WG_LBO + (n // 8) * fam.WG_SBO + (n % 8) * 16 + k % 16, 0)
+                           for k in range(32)]
+                    for mrow in range(64):
+                        D[mrow][n] += sum(A[mrow][k] * col[k] for k in range(32))
+            per_u.append(D)
+        out.append(per_u)
+    return out
+
+
+@pytest.mark.parametrize("tile_m, V", [(2, 2), (4, 1), (16, 1)])
+def test_wgmma_mx_blocks_along_n_give_each_lane_its_block_sums(tile_m, V):
+    """mx_n: after the four steps of chunk u, the accumulator register mxn_d_index(h, m) of lane t (row
+    g + 8h) must hold exactly the sum over 32-block 4u + t of its k-tile of W[row] * X[m]: each lane then
+    scales only its own block."""
+    warps_k = 2
+    TK = 128 * V
+    round_k = warps_k * TK
+    rnd = random.Random(tile_m * 10 + V)
+    W = [[rnd.randint(-6, 6) for _ in range(round_k)] for _ in range(64)]
+    X = [[rnd.randint(-6, 6) for _ in range(round_k)] for _ in range(tile_m)]
+    Ds = emulate_mxn_round(W, X, tile_m, V, warps_k)
+    for wk in range(warps_k):
+        for u in range(V):
+            D = Ds[wk][u]
+            for wi in range(4):
+                for g in range(8):
+                    for t in range(4):
+                        # lane t's registers, in the m64nN accumulator layout: register c * 4 + 2h + e is
+                        # row g + 8h, column 8c + 2t + e
+                        regs = {}
+                        for h in range(2):
+                            for c in range(tile_m // 2):
+                                for e in range(2):
+                                    regs[c * 4 + 2 * h + e] = D[16 * wi + g + 8 * h][8 * c + 2 * t + e]
+                        k0 = wk * TK + 32 * (4 * u + t)
+                        for h in range(2):
+                            row = W[16 * wi + g + 8 * h]
+                            for m in range(tile_m):
+                                want = sum(row[k] * X[m][k] for k in range(k0, k0 + 32))
+                                assert regs[fam.mxn_d_index(h, m)] == want
+
+
+def test_mx_blocks_along_n_config():
+    cfg = fam.Config(op="gemm_mxfp4", tile_m=2, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", mx_n=1,
+                     w_stages=4, a_rounds=7)
+    assert cfg.V == 2 and cfg.b_step_bytes == 32 * 8 and cfg.a_buf_bytes == 512 * 8
+    assert cfg.red_parts == 8 and cfg.meta()["mma"].startswith("wgmma.m64n8k32")
+    assert cfg.k_multiple == 128  # the ring's 4-byte E8M0 words
+    # per ring slot: 16 weight bytes and one 4-byte scale word per chunk and thread
+    assert cfg.w_stage_bytes == 256 * 2 * 2 * 20
+    # 7 rounds of B tiles and fp32 activation scales; the reduction buffer reuses them
+    assert cfg.smem_bytes == 7 * (512 * 8 + 16 * 2 * 4) + 4 * cfg.w_stage_bytes + 5 * 128
+    with pytest.raises(ValueError, match="w_stages >= 2"):
+        fam.Config(op="gemm_mxfp4", tile_m=2, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", mx_n=1, a_rounds=7)
+    with pytest.raises(ValueError, match="a_rounds"):
+        fam.Config(op="gemm_mxfp4", tile_m=2, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", mx_n=1, w_stages=4)
+    with pytest.raises(ValueError, match="mx_n is implemented"):
+        fam.Config(op="gemm_mxfp8", tile_m=8, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", mx_n=1)
+    with pytest.raises(ValueError, match="tile_m"):
+        fam.Config(op="gemm_mxfp4", tile_m=2, tile_n=64, tile_k=256, warps_k=2, mma="wgmma")

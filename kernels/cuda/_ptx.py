@@ -289,6 +289,15 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
                  side=True)
         return [Float32(x) for x in (r if n > 1 else [r])]
 
+    def wgmma_wait_pending(regs, pending):
+        """wgmma_wait, but returns once at most `pending` committed groups of this warpgroup still run (the
+        registers passed through belong to an older group)."""
+        n = len(regs)
+        cons = ",".join(["=f"] * n) + "," + ",".join(str(i) for i in range(n))
+        r = _asm([T.f32()] * n, [Float32(x) for x in regs], f"wgmma.wait_group.sync.aligned {int(pending)};", cons,
+                 side=True)
+        return [Float32(x) for x in (r if n > 1 else [r])]
+
     def smem_desc_kmajor(addr, lbo, sbo):
         """wgmma shared-memory matrix descriptor, K-major without swizzle: start address, LBO (byte
         distance of core matrices adjacent along K), SBO (along M/N), all >> 4."""

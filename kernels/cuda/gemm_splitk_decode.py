@@ -99,6 +99,19 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     (m8n64g2.w4.bk3, not built) only tied the register kernel (30.7 vs 30.5 us): ncu put it at 47% issue-slot
     use with ~7.9 instructions per weight byte, most of them the e2m1 decode and its scale multiply
     (Hopper has no FP4 conversion), its 2 warps per scheduler stalled on short dependency chains.
+  * MXFP4 blocks along N (param mx_n=1, the .wgn kernels): a lane's 16-byte chunk of a weight row is one
+    whole 32-block and the 4 lanes of a row read 4 consecutive blocks. k32 step q of a chunk takes raw word q
+    of every lane's chunk (decoded to e4m3 x 2^-6 in registers, 7 integer instructions per 8 values), and the
+    B tile of the step has a column per (block j of the 4, token m) holding token m's activation at lane j's
+    k slots only (zeros elsewhere, written once): one wgmma.m64n(4 tile_m)k32 per step, four steps give each
+    lane's accumulator columns its own block's sums, scaled by the E8M0 pair and added (2 tile_m FFMA per
+    chunk and row instead of a temporary per block and step). Weights and each quad's 4-byte E8M0 word
+    travel by cp.async into a per-thread ring (w_stages, no barrier), and the activation of a_rounds rounds
+    is staged at once (loads issued before the ring's), so the rounds in between run without barriers.
+    K % 128 == 0. Measured on the H200 (2026-11-30, kernel time): 1 x 16384 x 7168 19.8 us against 30.5 us
+    for the best earlier MXFP4 kernel and 29.4 us for fp8 (docs/PERF.md); per round and thread 242 SASS
+    instructions per 64 weight bytes, ncu: 37% issue, 59% of DRAM peak, stalls spread over the cp.async
+    wait, the wgmma wait and the ring reads.
   * registers: 256 threads, min 2 CTAs/SM (nvvm.minctasm) -> <= 128 registers; 2 x (weights of
     one round) per thread = 2 x 128 B (bf16/fp8, tile_k 128/256) or 2 x 64 B (MX), i.e. 64 KiB
     (32 KiB for MX) of weights in flight per SM plus the next round's activation.
@@ -191,11 +204,37 @@ def wg_act_word_offset(j, m, hh, w, tk, v, bstep, variants=1):
             + w * WG_LBO + (m % 8) * 16 + t * 4)
 
 
+def mxn_act_word_offset(jb, m, q, w, tm, bstep):
+    """mx_n (MX blocks along wgmma's N): byte offset in the round's activation buffer of e4m3 word w
+    (0: even values, 1: odd; e2m1x8_to_e4m3) of raw word q of 32-block jb (round-relative) of token m.
+    Block jb is lane j = jb % 4's chunk of a 4-block group, and word q of every lane's chunk feeds k32
+    step 4 (jb // 4) + q (k-tiles hold whole 4-block groups, so the step index runs on across warps_k).
+    Its values go to column n = 8 (m // 2) + 2 j + m % 2 of that step's B tile, at lane j's k slots
+    (4j.. of each k half); every other byte of the column stays zero, so column (j, m) sums block j of
+    token m only and lane t's accumulator columns 2t, 2t + 1 (+ 8c) are its own block's sums."""
+    j = jb % 4
+    n = 8 * (m // 2) + 2 * j + m % 2
+    return (4 * (jb // 4) + q) * bstep + (n // 8) * WG_SBO + w * WG_LBO + (n % 8) * 16 + 4 * j
+
+
+def mxn_a_quad(u, q, v):
+    """mx_n: (weight word, decoded half) of A-fragment slots {a0, a1, a2, a3} for k32 step 4u + q:
+    raw word q of the 16-byte chunk u of rows g (h = 0) and g + 8 (h = 1), its even values (a0 / a1,
+    k 4t..) and its odd values (a2 / a3, k 16 + 4t..)."""
+    return [((h * v + u) * 4 + q, w) for w in (0, 1) for h in (0, 1)]
+
+
+def mxn_d_index(h, m):
+    """mx_n: accumulator register of row g + 8h, token m (column 8 (m // 2) + 2t + m % 2)."""
+    return (m // 2) * 4 + 2 * h + m % 2
+
+
 class Config:
     """Static description of one specialization (pure Python)."""
 
     def __init__(self, op, in_dtype=None, out_dtype="bf16", tile_m=16, tile_n=32, tile_k=0,
-                 warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync", w_bulk=0):
+                 warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync", w_bulk=0,
+                 mx_n=0, a_rounds=0):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         self.op = op
@@ -207,8 +246,12 @@ class Config:
             raise ValueError(f"{FAMILY}: only bf16 output is implemented, got {out_dtype}")
         self.out_dtype = out_dtype
         self.tile_m = int(tile_m)
-        if self.tile_m not in (8, 16):
-            raise ValueError(f"{FAMILY}: tile_m must be 8 or 16, got {tile_m}")
+        # mx_n = 1 (the .wgn kernels, MXFP4 with mma=wgmma): see mx_n below; tile_m 2 / 4 / 8 / 16 tokens
+        self.mx_n = int(mx_n)
+        if self.mx_n not in (0, 1):
+            raise ValueError(f"{FAMILY}: mx_n must be 0 or 1")
+        if self.tile_m not in ((2, 4, 8, 16) if self.mx_n else (8, 16)):
+            raise ValueError(f"{FAMILY}: tile_m must be 8 or 16 (mx_n: 2, 4, 8 or 16), got {tile_m}")
         self.groups = int(groups)
         if self.groups not in (1, 2, 4):
             raise ValueError(f"{FAMILY}: groups must be 1, 2 or 4")
@@ -223,6 +266,27 @@ class Config:
         # mma=wgmma: the weights travel in 16-value lane chunks for every format (fp8 16 bytes, fp4 8)
         self.mma = str(mma)
         self.wve = 16 if self.mma == "wgmma" else self.ve
+        if self.mx_n:
+            # MXFP4 blocks along wgmma's N: a lane's 16-byte chunk of a row is one whole 32-block, the 4
+            # lanes of a row read 4 consecutive blocks (64 bytes); a k32 step takes word q of every lane's
+            # chunk, and the B tile has one column per (block of the 4, token) holding the activation at
+            # that block's lane's k slots only (zeros elsewhere). So one wgmma.m64n(4 tile_m)k32 per step,
+            # four steps per chunk accumulate every block's sum in its own column, and a lane scales only
+            # its own block's columns: 2 x tile_m scale multiply-adds per 32 weight values of a row,
+            # against a temporary per block and step of the masked-tile kernels (.wg).
+            if self.mma != "wgmma" or self.mode != "mxfp4":
+                raise ValueError(f"{FAMILY}: mx_n is implemented for gemm_mxfp4 with mma=wgmma")
+            self.wve = 32
+        # mx_n: the activation of a_rounds rounds is staged at once (B tiles of every round of the group in
+        # shared memory), so the rounds in between need no barrier: the warps run through them on their own
+        # weight rings. Measured before (one staged round per barrier, 2026-11-30, ncu on 1 x 16384 x 7168):
+        # 21% of the stall samples at the round barrier and 32% on global loads (the staging warp's
+        # activation, the weight scales one round ahead).
+        self.a_rounds = int(a_rounds) if self.mx_n else 0
+        if self.mx_n and not 1 <= self.a_rounds <= 64:
+            raise ValueError(f"{FAMILY}: mx_n needs a_rounds in [1, 64]")
+        if not self.mx_n and a_rounds:
+            raise ValueError(f"{FAMILY}: a_rounds is a parameter of the mx_n kernels")
         # tile_k = elements of one k-tile (one warp, one round) = 4 lanes x V vectors x wve
         per_vec = 4 * self.wve
         tk = int(tile_k) or (per_vec * (2 if self.mode == "mxfp4" else 4))
@@ -282,14 +346,18 @@ class Config:
         # MX with wgmma: lanes 0,1 of a row hold one 32-element block and lanes 2,3 the next, so a
         # k32 step mixes two blocks; each step runs twice against two B tiles, each holding the
         # activation at one lane pair's k positions (zeros at the other's), one temporary per block
-        self.wg_variants = 2 if self.mma == "wgmma" and self.mode in ("mxfp8", "mxfp4") else 1
+        self.wg_variants = 2 if self.mma == "wgmma" and self.mode in ("mxfp8", "mxfp4") and not self.mx_n else 1
         if self.mma == "wgmma":
             if self.mode == "bf16":
                 raise ValueError(f"{FAMILY}: mma=wgmma is implemented for fp8, blockscale and MX only")
             if self.groups != 1 or self.warps_n != 4:
                 raise ValueError(f"{FAMILY}: mma=wgmma needs groups=1 and tile_n=64 (one warpgroup)")
-            if self.V % 2 or self.w_stages:
-                raise ValueError(f"{FAMILY}: mma=wgmma needs tile_k a multiple of 128 and w_stages=0")
+            if (self.V % 2 and not self.mx_n) or (self.w_stages and not self.mx_n) or (self.mx_n and self.w_stages < 2):
+                raise ValueError(f"{FAMILY}: mma=wgmma needs tile_k a multiple of 128 and w_stages=0 (mx_n: w_stages >= 2)")
+            if self.mx_n:
+                # the ring carries each quad's 4 E8M0 bytes as one 4-byte cp.async word: K / 32 scale bytes
+                # per row must be whole words
+                self.k_multiple = 128
             if self.wg_variants == 2:
                 # whole k-tiles only: the weight scales of a k-tile are read as 32-bit words, and a
                 # K tail (a partial last k-tile) was never run on a GPU for these kernels
@@ -305,12 +373,15 @@ class Config:
             # a tile of tile_m/8 token groups (SBO 256 B) x 2 core matrices along K (LBO 128 B)
             self.b_step_bytes = 32 * self.tile_m * self.wg_variants
             self.a_buf_bytes = self.round_k * self.tile_m * self.wg_variants
+            if self.mx_n:  # one k32 step per raw word of a 4-block group, 4 tile_m columns per step
+                self.b_step_bytes = 32 * 4 * self.tile_m
+                self.a_buf_bytes = self.round_k * 4 * self.tile_m
         raw_row = self.round_k * 16 // self.ve  # raw activation bytes per row per round
         self.a_chunks = self.tile_m * raw_row // 16  # 16-byte raw chunks per round
         self.a_chunks_per_thread = -(-self.a_chunks // self.threads)
         if self.mode == "fp8blk":
             self.sa_cols = self.round_k // 128
-        elif self.mode == "mxfp8" or self.wg_variants == 2:
+        elif self.mode == "mxfp8" or self.wg_variants == 2 or self.mx_n:
             self.sa_cols = self.round_k // 32
         else:
             self.sa_cols = 0
@@ -318,9 +389,13 @@ class Config:
         self.sa_per_thread = -(-self.sa_entries // self.threads) if self.sa_entries else 0
         self.sa_buf_bytes = self.sa_entries * 4
         self.red_stride = self.tile_n + 4  # fp32 words per reduction row (bank spread)
-        self.red_bytes = self.warps_k * self.tile_m * self.red_stride * 4
+        # mx_n: the 4 lanes of a row hold partial sums of different blocks: 4 partials per warps_k
+        self.red_parts = self.warps_k * (4 if self.mx_n else 1)
+        self.red_bytes = self.red_parts * self.tile_m * self.red_stride * 4
         self.zero_bytes = 0
         self.w_stage_bytes = self.threads * self.groups * 2 * self.V * 16  # one round of weights
+        if self.mx_n:  # and per 16-byte chunk the 4-byte word of its quad's E8M0 bytes
+            self.w_stage_bytes = self.threads * 2 * self.V * (16 + 4)
         # bulk slots: tile_n rows of one round's weight bytes; a row stride of 64 mod 128 bytes
         # keeps the fragment reads (8 lanes: 2 rows x 64 bytes per phase) conflict-free
         # (the raw activation rows follow the weight rows, same stride: their fragment reads are the
@@ -351,7 +426,12 @@ class Config:
             self.a_buf_bytes = 0  # no staged activation (MXFP4 stages the decoded activation, see stage_bulk_act)
             if self.mode == "mxfp8":
                 self.sa_buf_bytes = 0  # the activation's E8M0 bytes are read from the slot
-        self.smem_bytes = (2 * self.a_buf_bytes + 2 * self.sa_buf_bytes + self.red_bytes
+        # mx_n: the reduction buffer (4 partials per warps_k) reuses the activation buffers, idle after
+        # the last round's barrier (every wgmma that read them was waited for before it)
+        act_and_red = 2 * self.a_buf_bytes + 2 * self.sa_buf_bytes + self.red_bytes
+        if self.mx_n:
+            act_and_red = max(self.a_rounds * (self.a_buf_bytes + self.sa_buf_bytes), self.red_bytes)
+        self.smem_bytes = (act_and_red
                            + self.zero_bytes + self.w_stages * self.w_stage_bytes
                            + self.w_bulk * (self.wb_slot_bytes + 8) + 5 * 128)
         if self.smem_bytes > SMEM_LIMIT:
@@ -361,7 +441,8 @@ class Config:
     @staticmethod
     def from_spec(spec: dict) -> "Config":
         p = dict(spec.get("params") or {})
-        unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma", "w_bulk"}
+        unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma", "w_bulk", "mx_n",
+                            "a_rounds"}
         if unknown:  # a misspelt parameter would otherwise build the default kernel under its name
             raise ValueError(f"{FAMILY}: unknown params {sorted(unknown)}")
         return Config(
@@ -372,6 +453,7 @@ class Config:
             warps_k=p.get("warps_k", 4), groups=p.get("groups", 1),
             l2_prefetch=p.get("l2_prefetch", 128), min_blocks=p.get("min_blocks", 2),
             w_stages=p.get("w_stages", 0), mma=p.get("mma", "sync"), w_bulk=p.get("w_bulk", 0),
+            mx_n=p.get("mx_n", 0), a_rounds=p.get("a_rounds", 0),
         )
 
     def meta(self) -> dict:
@@ -389,7 +471,9 @@ class Config:
             "w_bulk": self.w_bulk,
             "w_bytes_in_flight_per_cta_bulk": self.w_bulk * self.tile_n * self.round_k * 16 // self.ve,
             "min_blocks_per_sm": self.min_blocks,
-            "mma": (f"wgmma.m64n{self.tile_m}k32 e4m3 (A in registers)" if self.mma == "wgmma" else
+            "mx_n": self.mx_n, "a_rounds": self.a_rounds,
+            "mma": (f"wgmma.m64n{4 * self.tile_m}k32 e4m3 (A in registers, MX blocks along N)" if self.mx_n else
+                    f"wgmma.m64n{self.tile_m}k32 e4m3 (A in registers)" if self.mma == "wgmma" else
                     "mma.sync m16n8k16 " + ("bf16" if self.mode in ("bf16", "mxfp4") else "f16 (e4m3 converted)")),
             "max_split_k": MAX_SPLIT_K,
         }
@@ -455,9 +539,19 @@ def _make_kernel_class(cfg: Config):
     NW = G * 2 * V * 4                  # weight registers per round
     WGMX = WG and mode in ("mxfp8", "mxfp4")  # MX through wgmma (two masked B tiles per step)
     WVE = cfg.wve                       # weight values per lane chunk
-    if WGMX and mode == "mxfp4":
+    MXN = cfg.mx_n == 1                 # MXFP4 blocks along wgmma's N (Config.mx_n)
+    NB = 4 * TM if MXN else TM          # wgmma N
+    NPART = cfg.red_parts               # partial sums per output in the final reduction
+    PR = cfg.a_rounds                   # mx_n: rounds per activation stage
+    SCOFF = THREADS * 2 * V * 16        # mx_n: the scale words' cells in a ring slot
+    CHS = -(-(PR * cfg.a_chunks) // THREADS) if MXN else 0            # mx_n: raw chunks per thread per stage
+    SPTS = -(-(PR * cfg.sa_entries) // THREADS) if MXN else 0         # mx_n: activation scales per thread
+    if WGMX and mode == "mxfp4" and not MXN:
         NW = 2 * V * 2                  # 8-byte fp4 chunks
-    if WGMX:
+    if MXN:
+        NW = 2 * V * 4                  # rows g / g+8 x V 16-byte chunks (one 32-block each)
+        NWS = 2 * V                     # their E8M0 bytes
+    elif WGMX:
         NWS = 2 * (V // 2)              # rows g / g+8 x the k-tile's 2V e8m0 bytes as words
     elif mode == "mxfp8":
         NWS = G * V                     # e8m0 bytes (row g/g+8 x block A/B) packed per vector
@@ -487,10 +581,13 @@ def _make_kernel_class(cfg: Config):
             Not predicated: a vector at or beyond the end of the slice (kend, a multiple of the
             vector) is re-read from the slice's last vector of the row (cache hit); the
             activation of those columns is zero in shared memory, so it adds nothing."""
+            if cutlass.const_expr(MXN):
+                self.load_w_mxn(wnext, snext, w, rows, kt, kend, K, w_scale, t, weights, scales, slot, tid)
+                return
             for gi in cutlass.range_constexpr(G):
                 for h in cutlass.range_constexpr(2):
                     row = rows[gi * 2 + h]
-                    if cutlass.const_expr(WGMX and scales):
+                    if cutlass.const_expr(WGMX and scales and not MXN):
                         # the k-tile's 2V block scales of this row, V / 2 words (K % 128 == 0); words
                         # past the row end re-read its last word (their activation is zero)
                         for q in cutlass.range_constexpr(V // 2):
@@ -530,6 +627,33 @@ def _make_kernel_class(cfg: Config):
                     for j in cutlass.range_constexpr(V // 2):
                         kb = cutlass.max(cutlass.min((kt * TK) // 128 + j, nkb - 1), 0)
                         snext[gi * (V // 2) + j] = ld_f32(w_scale + (Int64(nb[gi]) * nkb + kb) * 4)
+
+        @cute.jit
+        def load_w_mxn(self, wnext, snext, w, rows, kt, kend, K, w_scale, t, weights, scales, slot, tid):
+            """mx_n: this lane's 16-byte chunks (one 32-block each) of rows g / g+8 for k-tile kt into
+            wnext (or by cp.async into its ring cells, as load_w) and their E8M0 bytes into snext. A chunk
+            at or past the slice end re-reads the slice's last block, and its scale: it meets zero activation."""
+            for h in cutlass.range_constexpr(2):
+                row = rows[h]
+                for u in cutlass.range_constexpr(V):
+                    # the quad's 4 blocks start at cb (K % 128 == 0, so kend is a multiple of 128 and a quad is
+                    # either inside the slice or, clamped, the slice's last quad again)
+                    cb = cutlass.max(cutlass.min(kt * TK + 128 * u, kend - 128), 0)
+                    vec = h * V + u
+                    # cb >= 0: shifts, not (signed) divisions
+                    sw_word = w_scale + Int64(row) * (K // 32) + Int64(cb >> 5)
+                    if cutlass.const_expr(weights):
+                        addr = w + Int64(row) * (Int64(K) >> 1) + Int64((cb >> 1) + 16 * t)
+                        if cutlass.const_expr(slot is not None):
+                            cp_async_16(slot + (vec * THREADS + tid) * 16, addr)
+                            # the quad's E8M0 word rides in the same group (read back as byte t)
+                            cp_async_4_zfill(slot + SCOFF + (vec * THREADS + tid) * 4, sw_word, 1)
+                        else:
+                            v = ldg_w(addr)
+                            for j in cutlass.range_constexpr(4):
+                                wnext[vec * 4 + j] = v[j]
+                    if cutlass.const_expr(scales):
+                        snext[vec] = ldg_u8(sw_word + Int64(t))
 
         @cute.jit
         def issue_bulk(self, cx, r):
@@ -724,7 +848,13 @@ def _make_kernel_class(cfg: Config):
                     # A-fragment word (half hh = q // 2, register a0/a2 by q % 2) of lane t = v16 % 4
                     # for vector u = v16 // 4, i.e. k32 step 2u + hh at k 16 (q % 2) + 4t
                     if c < NCH:
-                        if cutlass.const_expr(mode == "mxfp4"):
+                        if cutlass.const_expr(MXN):
+                            # raw chunk j = 32-block j of the round; word q -> step 4 (j // 4) + q
+                            for q in cutlass.range_constexpr(4):
+                                d = e2m1x8_to_e4m3(anext[i * 4 + q])
+                                for w_ in cutlass.range_constexpr(2):
+                                    sts_b32(abuf + mxn_act_word_offset(j, m, q, w_, TM, BSTEP), d[w_])
+                        elif cutlass.const_expr(mode == "mxfp4"):
                             # 32 values = lane chunks 2j, 2j + 1 of 8 bytes; word hh of a chunk decodes
                             # into the even (w = 0) and odd (w = 1) values, as the weights do
                             for q in cutlass.range_constexpr(4):
@@ -808,7 +938,9 @@ def _make_kernel_class(cfg: Config):
                     for j in cutlass.range_constexpr(4):
                         wcur[vec * 4 + j] = v[j]
 
-            if cutlass.const_expr(WGMX):
+            if cutlass.const_expr(MXN):
+                self.round_wgmma_mxn(cx, wcur, scur, abuf, sabuf)
+            elif cutlass.const_expr(WGMX):
                 self.round_wgmma_mx(cx, wcur, scur, abuf, sabuf)
             elif cutlass.const_expr(WG):
                 self.round_wgmma(cx, wcur, scur, abuf, sabuf)
@@ -1007,6 +1139,148 @@ def _make_kernel_class(cfg: Config):
                             acc[mt * 4 + c] = acc[mt * 4 + c] + tv * (ws[c // 2] * sa2[c % 2])
 
         @cute.jit
+        def main_mxn(self, cx, sA, sSA, sW, wcur, scur, acc, tid, t, wk, rows, w, w_scale, a_tile, a_scale, lda_b,
+                     m_rows, kt_begin, kend, K, R):
+            """mx_n: every round of the CTA's slice. Stage 0's activation loads go out first (a small load
+            queued behind megabytes of weight requests waits for them), then the first WS - 1 rounds of
+            the weight ring; each stage of PR rounds is staged between two barriers, and the rounds inside
+            a stage run without any."""
+            cx.sA, cx.sSA, cx.sW, cx.acc, cx.tid, cx.t, cx.wk = sA, sSA, sW, acc, tid, t, wk
+            cx.rows, cx.w, cx.w_scale, cx.a_tile, cx.a_scale, cx.lda_b = rows, w, w_scale, a_tile, a_scale, lda_b
+            cx.m_rows, cx.kt_begin, cx.kend, cx.K, cx.R = m_rows, kt_begin, kend, K, R
+            cx.stg = cute.make_rmem_tensor((max(CHS * 4, 1),), Int32)
+            cx.stgs = cute.make_rmem_tensor((max(SPTS, 1),), Float32)
+            self.stage_mxn_issue(cx, 0)
+            for s_ in cutlass.range_constexpr(WS - 1):
+                if s_ < R:
+                    self.load_w_mxn(None, None, w, rows, kt_begin + s_ * WK + wk, kend, K, w_scale, t, True, False,
+                                    sW + s_ * WSTAGE, tid)
+                cp_async_commit()
+            self.stage_mxn_store(cx)
+            cute.arch.sync_threads()
+            for sr in cutlass.range((R + PR - 1) // PR, unroll=1):
+                if sr > 0:
+                    cute.arch.sync_threads()   # every warp is done with the previous stage's B tiles
+                    self.stage_mxn_issue(cx, sr)
+                    self.stage_mxn_store(cx)
+                    cute.arch.sync_threads()
+                for rr in cutlass.range(cutlass.min(PR, R - sr * PR), unroll=1):
+                    self.round_mxn(cx, sr * PR + rr, wcur, scur, sA + rr * ABUF, sSA + rr * SABUF)
+
+        @cute.jit
+        def stage_mxn_issue(self, cx, sr):
+            """mx_n: the raw activation chunks (and E8M0 scales, as fp32) of the PR rounds of stage sr into
+            registers (cx.stg / cx.stgs), spread over every thread; zeros past M, the slice and K."""
+            r0 = sr * PR
+            nr = cutlass.min(PR, cx.R - r0)
+            for i in cutlass.range_constexpr(CHS):
+                c = cx.tid + i * THREADS
+                pr = c // NCH
+                cc = c - pr * NCH
+                m = cc // CPR
+                j = cc - m * CPR
+                el = (cx.kt_begin + (r0 + pr) * WK) * TK + j * VE
+                pred = b2i(c < PR * NCH) & b2i(pr < nr) & b2i(m < cx.m_rows) & b2i(el < cx.kend)
+                v = ldg_a(cx.a_tile + Int64(m * cx.lda_b) + Int64(el) // 2, pred)
+                for q in cutlass.range_constexpr(4):
+                    cx.stg[i * 4 + q] = v[q]
+            for i in cutlass.range_constexpr(SPTS):
+                e = cx.tid + i * THREADS
+                pr = e // SAE
+                e2 = e - pr * SAE
+                col = e2 // TM
+                m = e2 - col * TM
+                blk = ((cx.kt_begin + (r0 + pr) * WK) * TK) // 32 + col
+                p = b2i(e < PR * SAE) & b2i(pr < nr) & b2i(m < cx.m_rows) & b2i(blk < cx.K // 32)
+                cx.stgs[i] = e8m0_f32(ldg_u8_p(cx.a_scale + Int64(m) * (cx.K // 32) + Int64(blk), p))
+
+        @cute.jit
+        def stage_mxn_store(self, cx):
+            """mx_n: the staged chunks decoded to e4m3 x 2^-6 into the B tiles of their round (stage round pr
+            at sA + pr * ABUF, mxn_act_word_offset), the scales into sSA + pr * SABUF (the sabuf layout)."""
+            for i in cutlass.range_constexpr(CHS):
+                c = cx.tid + i * THREADS
+                if c < PR * NCH:
+                    pr = c // NCH
+                    cc = c - pr * NCH
+                    m = cc // CPR
+                    j = cc - m * CPR
+                    base = cx.sA + pr * ABUF
+                    for q in cutlass.range_constexpr(4):
+                        d = e2m1x8_to_e4m3(cx.stg[i * 4 + q])
+                        for w_ in cutlass.range_constexpr(2):
+                            sts_b32(base + mxn_act_word_offset(j, m, q, w_, TM, BSTEP), d[w_])
+            for i in cutlass.range_constexpr(SPTS):
+                e = cx.tid + i * THREADS
+                if e < PR * SAE:
+                    pr = e // SAE
+                    sts_f32(cx.sSA + pr * SABUF + (e - pr * SAE) * 4, cx.stgs[i])
+            fence_proxy_async()  # the wgmmas read the B tiles through the async proxy
+
+        @cute.jit
+        def round_mxn(self, cx, r, wcur, scur, abuf, sabuf):
+            """mx_n round r: request round r + WS - 1 into its ring slot (weights and E8M0 words, one
+            cp.async group per round, empty past the slice), wait for round r's group (this thread's own
+            cells: no barrier), read it back and compute against the staged B tiles at abuf / sabuf."""
+            rr = r + WS - 1
+            if rr < cx.R:
+                self.load_w_mxn(None, None, cx.w, cx.rows, cx.kt_begin + rr * WK + cx.wk, cx.kend, cx.K, cx.w_scale,
+                                cx.t, True, False, cx.sW + (rr % WS) * WSTAGE, cx.tid)
+            cp_async_commit()
+            cp_async_wait(WS - 1)
+            slot = cx.sW + (r % WS) * WSTAGE
+            for vec in cutlass.range_constexpr(2 * V):
+                v = lds_v4(slot + (vec * THREADS + cx.tid) * 16)
+                for j in cutlass.range_constexpr(4):
+                    wcur[vec * 4 + j] = v[j]
+                scur[vec] = lds_u8(slot + SCOFF + (vec * THREADS + cx.tid) * 4 + cx.t)
+            self.round_wgmma_mxn(cx, wcur, scur, abuf, sabuf)
+
+        @cute.jit
+        def round_wgmma_mxn(self, cx, wcur, scur, abuf, sabuf):
+            """MXFP4 blocks along N (Config.mx_n): per 16-byte chunk u, four k32 steps (one per raw word) into
+            one fresh fp32 temporary whose columns 2t, 2t + 1 (+ 8c) are lane t's own block's sums for
+            tokens 2c, 2c + 1; each is scaled by 2^(w_e8m0 - 127) * 2^(a_e8m0 - 127) (exact powers of two)
+            and added to this lane's accumulator. The e4m3 x 2^-6 decode's 2^12 is applied at the end."""
+            acc, t, wk = cx.acc, cx.t, cx.wk
+            desc0 = smem_desc_kmajor(abuf + wk * 4 * V * BSTEP, WG_LBO, WG_SBO)
+            # the scale factors first: computed while the wgmmas run, not after their wait
+            ws_sa = []
+            for u in cutlass.range_constexpr(V):
+                ws = [e8m0_f32(scur[h * V + u]) for h in range(2)]
+                blk_l = (wk * TK) // 32 + 4 * u + t      # this lane's block inside the round
+                sa = []
+                for mp in cutlass.range_constexpr(TM // 2):
+                    sa += lds_v2f(sabuf + (blk_l * TM + 2 * mp) * 4)
+                ws_sa.append((ws, sa))
+            # per chunk: its A fragments, one wgmma.fence, its four steps as one group; the next chunk's
+            # decode runs while they execute
+            ds = []
+            for u in cutlass.range_constexpr(V):
+                quads = []
+                for q in cutlass.range_constexpr(4):
+                    slots = mxn_a_quad(u, q, V)
+                    dec = {i: e2m1x8_to_e4m3(wcur[i]) for i, _ in slots}
+                    quads.append([dec[i][w_] for i, w_ in slots])
+                wgmma_fence()
+                d = None
+                for q in cutlass.range_constexpr(4):
+                    step = 4 * u + q
+                    if cutlass.const_expr(q == 0):
+                        d = P.wgmma_e4m3_fresh(NB, quads[q], desc0 + Int64(step * BSTEP // 16))
+                    else:
+                        d = wgmma_e4m3(NB, d, quads[q], desc0 + Int64(step * BSTEP // 16), 1)
+                wgmma_commit()
+                ds.append(d)
+            for u in cutlass.range_constexpr(V):
+                # chunk u's group done (V - 1 - u younger groups may still run): scale it
+                tv = P.wgmma_wait_pending(ds[u], V - 1 - u)
+                ws, sa = ws_sa[u]
+                for h in cutlass.range_constexpr(2):
+                    for m in cutlass.range_constexpr(TM):
+                        acc[h * TM + m] = acc[h * TM + m] + tv[mxn_d_index(h, m)] * (ws[h] * sa[m])
+
+        @cute.jit
         def epilogue_operands(self, a_scale, w_scale, bias, tid, n_cta, m0, m_rows, N, a_per_row,
                               w_per_row, split_k, has_bias):
             """w_bulk: this thread's output scales (fp8) and bias, loaded at the start while the
@@ -1068,15 +1342,18 @@ def _make_kernel_class(cfg: Config):
             sbuf = smem.allocate_array(cutlass.Int8, cfg.smem_bytes, byte_alignment=128)
             s0 = sbuf.toint()
             sA = s0
-            sSA = sA + 2 * ABUF
-            sRED = sSA + 2 * SABUF
+            sSA = sA + (PR if MXN else 2) * ABUF
+            sRED = sA if cutlass.const_expr(MXN) else sSA + 2 * SABUF   # mx_n: reuses the activation buffers
             sW = (sRED + cfg.red_bytes + 127) // 128 * 128  # weight ring (w_stages > 0)
+            if cutlass.const_expr(MXN):
+                sW = (sA + (cfg.smem_bytes - cfg.w_stages * cfg.w_stage_bytes - 5 * 128) + 127) // 128 * 128
             if cutlass.const_expr(WGMX):
                 # both activation buffers start as zeros: staging writes only a lane pair's k
                 # positions of each masked B tile, the other pair's stay zero for the whole kernel
-                for i in cutlass.range_constexpr(-(-(2 * ABUF // 16) // THREADS)):
+                ZB = (PR if MXN else 2) * ABUF   # mx_n: the B tiles of a whole stage
+                for i in cutlass.range_constexpr(-(-(ZB // 16) // THREADS)):
                     e = tid + i * THREADS
-                    if e < 2 * ABUF // 16:
+                    if e < ZB // 16:
                         sts_v4(sA + e * 16, [Int32(0)] * 4)
                 # the zeros cover the staged positions too: every thread's zeros must land before
                 # any thread stages round 0 there (without this barrier a late warp's zeros erased
@@ -1116,15 +1393,18 @@ def _make_kernel_class(cfg: Config):
                 asnext = cute.make_rmem_tensor((SAPT,), Float32)
             else:
                 asnext = cute.make_rmem_tensor((1,), Int32)
-            acc = cute.make_rmem_tensor((G * MT * 4,), Float32)
+            acc = cute.make_rmem_tensor((2 * TM if MXN else G * MT * 4,), Float32)
             acc.fill(0.0)
-            tmpb = cute.make_rmem_tensor((G * MT * 4,), Float32)
+            tmpb = cute.make_rmem_tensor((max(G * MT * 4, 1),), Float32)
 
             class _Ctx:
                 pass
             cx = _Ctx()
             # ---- prologue: activation of round 0 in smem, weights of round 0 in flight
-            if cutlass.const_expr(WB > 0):
+            if cutlass.const_expr(MXN):
+                self.main_mxn(cx, sA, sSA, sW, wA, sAw, acc, tid, t, wk, rows, w, w_scale, a_tile, a_scale_tile,
+                              lda_b, m_rows, kt_begin, kend, K, R)
+            elif cutlass.const_expr(WB > 0):
                 # bulk ring: the first WB rounds (weights and activation) are requested before
                 # anything else; the epilogue's scales and bias are loaded while they stream
                 cx.sW, cx.sBar, cx.tid, cx.n_cta, cx.N, cx.K, cx.w = sW, sW + WB * WB_SLOT, tid, n_cta, N, K, w
@@ -1159,7 +1439,7 @@ def _make_kernel_class(cfg: Config):
                 self.load_a(anext, asnext, a_tile, a_scale_tile, lda_b, m_rows, kt_begin * TK, kend, K, nkb, tid)
             epi = self.epilogue_operands(a_scale, w_scale, bias, tid, n_cta, m0, m_rows, N, a_per_row,
                                          w_per_row, split_k, has_bias)
-            if cutlass.const_expr(WB > 0):
+            if cutlass.const_expr(WB > 0 or MXN):
                 pass
             elif cutlass.const_expr(WS > 0):
                 for s_ in cutlass.range_constexpr(WS - 1):
@@ -1170,7 +1450,7 @@ def _make_kernel_class(cfg: Config):
                 self.load_w(None, sAw, w, rows, nb, kt_begin + wk, kend, K, nkb, w_scale, t, weights=False)
             else:
                 self.load_w(wA, sAw, w, rows, nb, kt_begin + wk, kend, K, nkb, w_scale, t)
-            if cutlass.const_expr(WB == 0):
+            if cutlass.const_expr(WB == 0 and not MXN):
                 self.store_a(anext, asnext, sA, sSA, m_rows, tid)
                 cute.arch.sync_threads()
 
@@ -1196,7 +1476,9 @@ def _make_kernel_class(cfg: Config):
             # and zeroed in the others (the bulk form of the zero row)
             cx.mx_keep = [Int32(0) - b2i(t < 2), Int32(0) - b2i(t >= 2)]
             cx.sW, cx.R = sW, R
-            if cutlass.const_expr(WB > 0 and mode != "mxfp4"):
+            if cutlass.const_expr(MXN):
+                pass   # main_mxn ran every round
+            elif cutlass.const_expr(WB > 0 and mode != "mxfp4"):
                 # bulk ring: both operands come from the round's slot, no buffer alternates, so one round
                 # per loop body (half the code: the kernels are short, and a cold instruction cache at the
                 # start showed in their stall samples, docs/measurements/2026-11-30-h200-ncu-blockscale-m1-12.txt)
@@ -1209,7 +1491,15 @@ def _make_kernel_class(cfg: Config):
                         self.round_(cx, 2 * rp + 1, wB, sBw, wA, sAw, sA + ABUF, sSA + SABUF, sA, sSA)
 
             # ---- reduce the warps_k partial sums in fixed order, scale, bias, store
-            for gi in cutlass.range_constexpr(G):
+            if cutlass.const_expr(MXN):
+                # partial (wk, t): lane t's blocks of every token. The reduction buffer is the B tiles' space:
+                # every warp must be done with its last round's wgmmas first
+                cute.arch.sync_threads()
+                for h in cutlass.range_constexpr(2):
+                    for m in cutlass.range_constexpr(TM):
+                        nl = wn * 16 + g + 8 * h
+                        sts_f32(sRED + (((wk * 4 + t) * TM + m) * RED_STRIDE + nl) * 4, acc[h * TM + m])
+            for gi in cutlass.range_constexpr(0 if MXN else G):
                 for mt in cutlass.range_constexpr(MT):
                     for c in cutlass.range_constexpr(4):
                         m = mt * 8 + 2 * t + c % 2
@@ -1223,8 +1513,10 @@ def _make_kernel_class(cfg: Config):
                 n = n_cta + nl
                 if (idx < TM * TN) & (m < m_rows) & (n < N):
                     v = lds_f32(sRED + (m * RED_STRIDE + nl) * 4)
-                    for q in cutlass.range_constexpr(1, WK):
+                    for q in cutlass.range_constexpr(1, NPART):
                         v = v + lds_f32(sRED + ((q * TM + m) * RED_STRIDE + nl) * 4)
+                    if cutlass.const_expr(MXN):
+                        v = v * Float32(4096.0)   # e2m1 -> e4m3 x 2^-6 on both operands
                     if cutlass.const_expr(epi is not None and mode == "fp8"):
                         v = v * epi[i][0]
                         v = v * epi[i][1]
@@ -1408,7 +1700,7 @@ def adapter_cpp(ident: str, name: str, header_rel: str, ciface: str, cfg: Config
         "@THREADS@": str(cfg.threads), "@KMULT@": str(cfg.k_multiple),
         "@MAXSPLIT@": str(MAX_SPLIT_K), "@ENUM@": str(enum), "@EDEN@": str(eden),
         "@MODE@": str(_MODE_CODE[cfg.mode]), "@SBYTES@": "2" if cfg.mode == "bf16" else "1",
-        "@MXALIGN@": "4" if cfg.w_bulk and cfg.mode == "mxfp4" else "1",
+        "@MXALIGN@": "4" if (cfg.w_bulk or cfg.mx_n) and cfg.mode == "mxfp4" else "1",
     }.items():
         text = text.replace(k, v)
     return text
