@@ -396,3 +396,47 @@ def test_explain_on_linked_table():
             flygemm.explain("gemm_a16w16", 64, 4096, 4096, torch.bfloat16, device=arch)
     with pytest.raises(RuntimeError, match="flygemm.explain: unknown op 'gemm_nope'"):
         flygemm.explain("gemm_nope", 1, 1, 1, torch.bfloat16, device="gfx942")
+
+
+
+def sm90a_mxfp4_tables():
+    """The sm_90a MXFP4 kernels and dispatch rows as the build reads them (kernels/configs/sm_90a*.csv), in
+    the test op's CSV form; the decode kernels' K requirement from their family's Config."""
+    import importlib.util
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("decode_family", root / "kernels/cuda/gemm_splitk_decode.py")
+    fam = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fam)
+    kernels = []
+    for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.kernels.csv") if not line.startswith("#")):
+        if len(r) < 9 or r[2] != "gemm_mxfp4":
+            continue
+        k_multiple = 32
+        if r[1] == "gemm_splitk_decode":
+            params = {k: int(v) if v.isdigit() else v for k, v in (kv.split("=") for kv in r[9].split(";") if kv)}
+            k_multiple = fam.Config.from_spec({"op": r[2], "tile_m": int(r[6]), "tile_n": int(r[7]),
+                                               "tile_k": int(r[8]), "params": params}).k_multiple
+        kernels.append(f"{r[0]},sm_90a,{r[2]},{r[3]},{r[4]},{k_multiple},1,16")
+    rows = [",".join(r[:9]) for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.csv")
+                                               if line.startswith("sm_90a,gemm_mxfp4,"))]
+    return "\n".join(kernels) + "\n", "\n".join(rows) + "\n"
+
+
+@pytest.mark.parametrize("M, N, K, kernel, source", [
+    (1, 16384, 7168, "mxfp4.fp4_e2m1_x2.bf16.m2n64.s2.p14.wgn.sm90a", "table"),
+    (3, 16384, 7168, "mxfp4.fp4_e2m1_x2.bf16.m4n64.s4.p3.wgn.sm90a", "table"),
+    (8, 16384, 7168, "mxfp4.fp4_e2m1_x2.bf16.m8n64.s3.p2.wgn.sm90a", "table"),
+    (16, 16384, 7168, "mxfp4.fp4_e2m1_x2.bf16.m16n64.sm90a", "table"),
+    (1, 24576, 1536, "mxfp4.fp4_e2m1_x2.bf16.m2n64k128.s3.p8.b4.wgn.sm90a", "table"),
+    (2, 57344, 8192, "mxfp4.fp4_e2m1_x2.bf16.m2n64k128.s3.p8.b4.wgn.sm90a", "table"),
+    # measured faster on the older kernel: no .wgn row, the default row's m8n32
+    (1, 8192, 8192, "mxfp4.fp4_e2m1_x2.bf16.m8n32.sm90a", "default"),
+    (8, 8192, 28672, "mxfp4.fp4_e2m1_x2.bf16.m8n32.sm90a", "default"),
+])
+def test_sm90a_mxfp4_decode_rows(M, N, K, kernel, source):
+    """The MXFP4 decode rows measured on the H200 (sm_90a.csv, 2026-11-30) through the production lookup:
+    the .wgn kernels where they won, the m8n32 default where it stayed ahead."""
+    kernels, rows = sm90a_mxfp4_tables()
+    got = lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op="gemm_mxfp4", in_dtype="fp4_e2m1_x2")
+    assert got[0] == "gemm_splitk_decode." + kernel and got[2] == source
