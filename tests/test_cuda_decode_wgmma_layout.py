@@ -74,24 +74,32 @@ def emulate_round(W, X, tile_m, V, warps_k, variants=1, fp4=False):
     return Ds
 
 
+def thread_registers(W, wk, TK, V, chunk_values, words_of):
+    """The weight registers of every thread (warp wi, lane) of k-tile wk: rows g, g + 8 of its warp's 16,
+    V lane chunks of chunk_values values per row (lane_vector_col), each split into words by words_of."""
+    regs = {}
+    for wi in range(4):
+        for lane in range(32):
+            g, t = lane // 4, lane % 4
+            words = []
+            for h in range(2):
+                row = W[16 * wi + g + 8 * h]
+                for u in range(V):
+                    words += words_of(row, wk * TK + fam.lane_vector_col(u, t, chunk_values))
+            regs[wi, lane] = words
+    return regs
+
+
+def value_words(n):
+    """A chunk of raw fp4 values as n words of 8 values."""
+    return lambda row, col: [row[col + 8 * q: col + 8 * q + 8] for q in range(n)]
+
+
 def emulate_variant(W, smem, tile_m, V, warps_k, TK, bstep, tile_offset, fp4=False):
     D = [[0] * tile_m for _ in range(64)]
     for wk in range(warps_k):
-        # registers: each thread holds rows g, g + 8 of its warp's 16, V vectors per row
-        regs = {}
-        for wi in range(4):
-            for lane in range(32):
-                g, t = lane // 4, lane % 4
-                words = []
-                for h in range(2):
-                    row = W[16 * wi + g + 8 * h]
-                    for u in range(V):
-                        col = wk * TK + fam.lane_vector_col(u, t, 16)
-                        if fp4:  # an 8-byte vector: 2 words of 8 values
-                            words += [row[col + 8 * hh: col + 8 * hh + 8] for hh in range(2)]
-                        else:
-                            words += lane_words(row, col)
-                regs[wi, lane] = words
+        # fp4: an 8-byte vector is 2 words of 8 values
+        regs = thread_registers(W, wk, TK, V, 16, value_words(2) if fp4 else lane_words)
         for step in range(2 * V):
             u, hh = step // 2, step % 2
             if fp4:
@@ -192,17 +200,7 @@ def emulate_mxn_round(W, X, tile_m, V, warps_k):
     assert len(smem) == tile_m * round_k and max(smem) < round_k * tm4
     out = []
     for wk in range(warps_k):
-        regs = {}
-        for wi in range(4):
-            for lane in range(32):
-                g, t = lane // 4, lane % 4
-                words = []
-                for h in range(2):
-                    row = W[16 * wi + g + 8 * h]
-                    for u in range(V):
-                        col = wk * TK + fam.lane_vector_col(u, t, 32)
-                        words += [row[col + 8 * q: col + 8 * q + 8] for q in range(4)]
-                regs[wi, lane] = words
+        regs = thread_registers(W, wk, TK, V, 32, value_words(4))   # a 16-byte chunk: 4 words of 8 values
         per_u = []
         for u in range(V):
             D = [[0] * tm4 for _ in range(64)]
