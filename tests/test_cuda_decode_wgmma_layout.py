@@ -261,11 +261,13 @@ def test_mx_blocks_along_n_config():
                      w_stages=4, a_rounds=7)
     assert cfg.V == 2 and cfg.b_step_bytes == 32 * 8 and cfg.a_buf_bytes == 512 * 8
     assert cfg.red_parts == 8 and cfg.meta()["mma"].startswith("wgmma.m64n8k32")
-    assert cfg.k_multiple == 128  # the ring's 4-byte E8M0 words
-    # per ring slot: 16 weight bytes and one 4-byte scale word per chunk and thread
-    assert cfg.w_stage_bytes == 256 * 2 * 2 * 20
-    # 7 rounds of B tiles and fp32 activation scales; the reduction buffer reuses them
-    assert cfg.smem_bytes == 7 * (512 * 8 + 16 * 2 * 4) + 4 * cfg.w_stage_bytes + 5 * 128
+    assert cfg.k_multiple == 128  # the staged 4-byte E8M0 words
+    # per ring slot: 16 weight bytes per chunk and thread
+    assert cfg.w_stage_bytes == 256 * 2 * 2 * 16
+    # 7 rounds of B tiles, fp32 activation scales and the 64 weight rows' 4 E8M0 words per round; the
+    # reduction buffer reuses them
+    assert cfg.sw_stage_bytes == 7 * 64 * 4 * 4
+    assert cfg.smem_bytes == 7 * (512 * 8 + 16 * 2 * 4) + cfg.sw_stage_bytes + 4 * cfg.w_stage_bytes + 5 * 128
     with pytest.raises(ValueError, match="w_stages >= 2"):
         fam.Config(op="gemm_mxfp4", tile_m=2, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", mx_n=1, a_rounds=7)
     with pytest.raises(ValueError, match="a_rounds"):

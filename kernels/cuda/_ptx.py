@@ -94,6 +94,12 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
                  "=r,=r,=r,=r,l,r")
         return [Int32(x) for x in r]
 
+    def ldg_b32_p(addr, pred):
+        """One 32-bit word through the read-only path, 0 where pred is 0."""
+        return Int32(_asm([T.i32()], [Int64(addr), Int32(pred)],
+                          "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b32 $0, 0;\n"
+                          "@p ld.global.nc.b32 $0, [$1]; }", "=r,l,r"))
+
     def ldg_u8_p(addr, pred):
         return Int32(_asm([T.i32()], [Int64(addr), Int32(pred)],
                           "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b32 $0, 0;\n"

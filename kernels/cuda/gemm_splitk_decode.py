@@ -105,13 +105,14 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     B tile of the step has a column per (block j of the 4, token m) holding token m's activation at lane j's
     k slots only (zeros elsewhere, written once): one wgmma.m64n(4 tile_m)k32 per step, four steps give each
     lane's accumulator columns its own block's sums, scaled by the E8M0 pair and added (2 tile_m FFMA per
-    chunk and row instead of a temporary per block and step). Weights and each quad's 4-byte E8M0 word
-    travel by cp.async into a per-thread ring (w_stages, no barrier), and the activation of a_rounds rounds
-    is staged at once (loads issued before the ring's), so the rounds in between run without barriers.
-    K % 128 == 0. Measured on the H200 (2026-11-30, kernel time): 1 x 16384 x 7168 19.8 us against 30.5 us
-    for the best earlier MXFP4 kernel and 29.4 us for fp8 (docs/PERF.md); per round and thread 242 SASS
-    instructions per 64 weight bytes, ncu: 37% issue, 59% of DRAM peak, stalls spread over the cp.async
-    wait, the wgmma wait and the ring reads.
+    chunk and row instead of a temporary per block and step). Weights travel by cp.async into a per-thread
+    ring (w_stages, no barrier); the activation of a_rounds rounds, and the weight rows' E8M0 words of those
+    rounds, are staged at once (loads issued before the ring's), so the rounds in between run without barriers.
+    K % 128 == 0. Measured on the H200 (2026-11-30, kernel time): 1 x 16384 x 7168 17.8 us against 30.5 us
+    for the best earlier MXFP4 kernel and 29.1 us for fp8 (docs/PERF.md). The E8M0 words first rode in the
+    weight ring as 4-byte cp.async copies (19.8 us here): those go through L1, and a warp's 8 rows of one word
+    offset meet in one shared-memory bank (4-way at a 224-byte scale row, 32-way at 256 bytes: 1 x 16384 x 8192
+    took 34 us, now 21.5 us).
   * registers: 256 threads, min 2 CTAs/SM (nvvm.minctasm) -> <= 128 registers; 2 x (weights of
     one round) per thread = 2 x 128 B (bf16/fp8, tile_k 128/256) or 2 x 64 B (MX), i.e. 64 KiB
     (32 KiB for MX) of weights in flight per SM plus the next round's activation.
@@ -355,8 +356,8 @@ class Config:
             if (self.V % 2 and not self.mx_n) or (self.w_stages and not self.mx_n) or (self.mx_n and self.w_stages < 2):
                 raise ValueError(f"{FAMILY}: mma=wgmma needs tile_k a multiple of 128 and w_stages=0 (mx_n: w_stages >= 2)")
             if self.mx_n:
-                # the ring carries each quad's 4 E8M0 bytes as one 4-byte cp.async word: K / 32 scale bytes
-                # per row must be whole words
+                # each quad's 4 E8M0 bytes are staged as one 4-byte word: K / 32 scale bytes per row must be
+                # whole words
                 self.k_multiple = 128
             if self.wg_variants == 2:
                 # whole k-tiles only: the weight scales of a k-tile are read as 32-bit words, and a
@@ -394,8 +395,9 @@ class Config:
         self.red_bytes = self.red_parts * self.tile_m * self.red_stride * 4
         self.zero_bytes = 0
         self.w_stage_bytes = self.threads * self.groups * 2 * self.V * 16  # one round of weights
-        if self.mx_n:  # and per 16-byte chunk the 4-byte word of its quad's E8M0 bytes
-            self.w_stage_bytes = self.threads * 2 * self.V * (16 + 4)
+        # mx_n: the E8M0 words of the weight rows (one per row and 4-block quad) are staged with the
+        # activation, a_rounds rounds at once: [round][row][word]
+        self.sw_stage_bytes = self.a_rounds * self.tile_n * (self.round_k // 128) * 4 if self.mx_n else 0
         # bulk slots: tile_n rows of one round's weight bytes; a row stride of 64 mod 128 bytes
         # keeps the fragment reads (8 lanes: 2 rows x 64 bytes per phase) conflict-free
         # (the raw activation rows follow the weight rows, same stride: their fragment reads are the
@@ -430,7 +432,8 @@ class Config:
         # the last round's barrier (every wgmma that read them was waited for before it)
         act_and_red = 2 * self.a_buf_bytes + 2 * self.sa_buf_bytes + self.red_bytes
         if self.mx_n:
-            act_and_red = max(self.a_rounds * (self.a_buf_bytes + self.sa_buf_bytes), self.red_bytes)
+            act_and_red = max(self.a_rounds * (self.a_buf_bytes + self.sa_buf_bytes) + self.sw_stage_bytes,
+                              self.red_bytes)
         self.smem_bytes = (act_and_red
                            + self.zero_bytes + self.w_stages * self.w_stage_bytes
                            + self.w_bulk * (self.wb_slot_bytes + 8) + 5 * 128)
@@ -495,7 +498,7 @@ def _make_kernel_class(cfg: Config):
     sts_b32, fence_proxy_async, wgmma_fence, wgmma_commit, wgmma_wait, smem_desc_kmajor, wgmma_e4m3 = (
         P.sts_b32, P.fence_proxy_async, P.wgmma_fence, P.wgmma_commit, P.wgmma_wait, P.smem_desc_kmajor,
         P.wgmma_e4m3)
-    ldg_w8, ldg_b32, e2m1x8_to_e4m3 = P.ldg_w8, P.ldg_b32, P.e2m1x8_to_e4m3
+    ldg_w8, ldg_b32, ldg_b32_p, e2m1x8_to_e4m3 = P.ldg_w8, P.ldg_b32, P.ldg_b32_p, P.e2m1x8_to_e4m3
     mbar_init, fence_mbar_init, mbar_arrive_expect_tx, mbar_wait, bulk_g2s = (
         P.mbar_init, P.fence_mbar_init, P.mbar_arrive_expect_tx, P.mbar_wait, P.bulk_g2s)
     lds_u8 = P.lds_u8
@@ -543,7 +546,9 @@ def _make_kernel_class(cfg: Config):
     NB = 4 * TM if MXN else TM          # wgmma N
     NPART = cfg.red_parts               # partial sums per output in the final reduction
     PR = cfg.a_rounds                   # mx_n: rounds per activation stage
-    SCOFF = THREADS * 2 * V * 16        # mx_n: the scale words' cells in a ring slot
+    MXW = cfg.round_k // 128            # mx_n: E8M0 words (4-block quads) per weight row and round
+    SWE = PR * TN * MXW                 # mx_n: staged weight-scale words per stage
+    SWPT = -(-SWE // THREADS) if MXN else 0                            # mx_n: of them per thread
     CHS = -(-(PR * cfg.a_chunks) // THREADS) if MXN else 0            # mx_n: raw chunks per thread per stage
     SPTS = -(-(PR * cfg.sa_entries) // THREADS) if MXN else 0         # mx_n: activation scales per thread
     if WGMX and mode == "mxfp4" and not MXN:
@@ -645,9 +650,8 @@ def _make_kernel_class(cfg: Config):
                     if cutlass.const_expr(weights):
                         addr = w + Int64(row) * (Int64(K) >> 1) + Int64((cb >> 1) + 16 * t)
                         if cutlass.const_expr(slot is not None):
+                            # (the quad's E8M0 words are staged with the activation: stage_mxn_issue)
                             cp_async_16(slot + (vec * THREADS + tid) * 16, addr)
-                            # the quad's E8M0 word rides in the same group (read back as byte t)
-                            cp_async_4_zfill(slot + SCOFF + (vec * THREADS + tid) * 4, sw_word, 1)
                         else:
                             v = ldg_w(addr)
                             for j in cutlass.range_constexpr(4):
@@ -1150,6 +1154,7 @@ def _make_kernel_class(cfg: Config):
             cx.m_rows, cx.kt_begin, cx.kend, cx.K, cx.R = m_rows, kt_begin, kend, K, R
             cx.stg = cute.make_rmem_tensor((max(CHS * 4, 1),), Int32)
             cx.stgs = cute.make_rmem_tensor((max(SPTS, 1),), Float32)
+            cx.stgw = cute.make_rmem_tensor((max(SWPT, 1),), Int32)
             self.stage_mxn_issue(cx, 0)
             for s_ in cutlass.range_constexpr(WS - 1):
                 if s_ < R:
@@ -1165,7 +1170,8 @@ def _make_kernel_class(cfg: Config):
                     self.stage_mxn_store(cx)
                     cute.arch.sync_threads()
                 for rr in cutlass.range(cutlass.min(PR, R - sr * PR), unroll=1):
-                    self.round_mxn(cx, sr * PR + rr, wcur, scur, sA + rr * ABUF, sSA + rr * SABUF)
+                    self.round_mxn(cx, sr * PR + rr, wcur, scur, sA + rr * ABUF, sSA + rr * SABUF,
+                                   cx.sSW + rr * (TN * MXW * 4))
 
         @cute.jit
         def stage_mxn_issue(self, cx, sr):
@@ -1193,6 +1199,22 @@ def _make_kernel_class(cfg: Config):
                 blk = ((cx.kt_begin + (r0 + pr) * WK) * TK) // 32 + col
                 p = b2i(e < PR * SAE) & b2i(pr < nr) & b2i(m < cx.m_rows) & b2i(blk < cx.K // 32)
                 cx.stgs[i] = e8m0_f32(ldg_u8_p(cx.a_scale + Int64(m) * (cx.K // 32) + Int64(blk), p))
+            # the weight rows' E8M0 words of the stage's rounds (word q of a row's round: its 4-block quad q, k
+            # (round start) + 128 q); rows past N re-read row N - 1 (never stored), words past the slice are 0
+            # (their activation is 0). Why not 4-byte cp.async words in the weight ring: with a 256-byte scale
+            # row stride (K = 8192) those copies hit one shared-memory bank from every row of a warp
+            # (ncu, 2026-11-30: 32-way conflicts, 73% of all shared wavefronts; 1 x 16384 x 8192 took 34 us against
+            # 21 us at K = 7680, docs/measurements/2026-11-30-h200-ncu-mxfp4-scale-stride-15.txt).
+            for i in cutlass.range_constexpr(SWPT):
+                e = cx.tid + i * THREADS
+                pr = e // (TN * MXW)
+                e2 = e - pr * (TN * MXW)
+                rl = e2 // MXW
+                q = e2 - rl * MXW
+                k0 = (cx.kt_begin + (r0 + pr) * WK) * TK + 128 * q
+                row = cutlass.min(cx.n_cta + rl, cx.N - 1)
+                p = b2i(e < SWE) & b2i(pr < nr) & b2i(k0 < cx.kend)
+                cx.stgw[i] = ldg_b32_p(cx.w_scale + Int64(row) * (cx.K // 32) + Int64(k0 >> 5), p)
 
         @cute.jit
         def stage_mxn_store(self, cx):
@@ -1215,13 +1237,17 @@ def _make_kernel_class(cfg: Config):
                 if e < PR * SAE:
                     pr = e // SAE
                     sts_f32(cx.sSA + pr * SABUF + (e - pr * SAE) * 4, cx.stgs[i])
+            for i in cutlass.range_constexpr(SWPT):
+                e = cx.tid + i * THREADS
+                if e < SWE:
+                    sts_b32(cx.sSW + e * 4, cx.stgw[i])
             fence_proxy_async()  # the wgmmas read the B tiles through the async proxy
 
         @cute.jit
-        def round_mxn(self, cx, r, wcur, scur, abuf, sabuf):
-            """mx_n round r: request round r + WS - 1 into its ring slot (weights and E8M0 words, one
-            cp.async group per round, empty past the slice), wait for round r's group (this thread's own
-            cells: no barrier), read it back and compute against the staged B tiles at abuf / sabuf."""
+        def round_mxn(self, cx, r, wcur, scur, abuf, sabuf, swbuf):
+            """mx_n round r: request round r + WS - 1 into its ring slot (one cp.async group per round, empty
+            past the slice), wait for round r's group (this thread's own cells: no barrier), read it back and
+            compute against the staged B tiles at abuf / sabuf, with the weight rows' E8M0 words at swbuf."""
             rr = r + WS - 1
             if rr < cx.R:
                 self.load_w_mxn(None, None, cx.w, cx.rows, cx.kt_begin + rr * WK + cx.wk, cx.kend, cx.K, cx.w_scale,
@@ -1233,7 +1259,11 @@ def _make_kernel_class(cfg: Config):
                 v = lds_v4(slot + (vec * THREADS + cx.tid) * 16)
                 for j in cutlass.range_constexpr(4):
                     wcur[vec * 4 + j] = v[j]
-                scur[vec] = lds_u8(slot + SCOFF + (vec * THREADS + cx.tid) * 4 + cx.t)
+            for h in cutlass.range_constexpr(2):
+                rl = cx.wn * 16 + cx.g + 8 * h
+                for u in cutlass.range_constexpr(V):
+                    # byte t of the row's word for this warp's quad u (8 rows of a warp 4 * MXW bytes apart)
+                    scur[h * V + u] = lds_u8(swbuf + (rl * MXW + cx.wk * V + u) * 4 + cx.t)
             self.round_wgmma_mxn(cx, wcur, scur, abuf, sabuf)
 
         @cute.jit
@@ -1402,6 +1432,8 @@ def _make_kernel_class(cfg: Config):
             cx = _Ctx()
             # ---- prologue: activation of round 0 in smem, weights of round 0 in flight
             if cutlass.const_expr(MXN):
+                cx.g, cx.wn, cx.n_cta, cx.N = g, wn, n_cta, N
+                cx.sSW = sSA + PR * SABUF
                 self.main_mxn(cx, sA, sSA, sW, wA, sAw, acc, tid, t, wk, rows, w, w_scale, a_tile, a_scale_tile,
                               lda_b, m_rows, kt_begin, kend, K, R)
             elif cutlass.const_expr(WB > 0):
