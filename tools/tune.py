@@ -74,7 +74,8 @@ def tune_shape(op: str, variant: str, M: int, N: int, K: int, device, gen, split
         torch_us = timer(peer, device) if peer else float("nan")
     except RuntimeError:  # the torch peer may not support this scaling (e.g. cuBLAS blockwise at M=1)
         torch_us = float("nan")
-    cands = [c for c in candidates(arch, op, in_name, out_name, split_ks, M) if match in c[0]]
+    cands = [c for c in candidates(arch, op, in_name, out_name, split_ks, M)
+             if any(m in c[0] for m in match.split(","))]
     paired = paired and not kernel_time and torch_us == torch_us  # a peer that ran
     times = {i: [] for i in range(len(cands))}
     peers = {i: [] for i in range(len(cands))}
@@ -157,7 +158,7 @@ def main(argv=None) -> int:
     ap.add_argument("--kernel-time", action="store_true",
                     help="rank by kernel time (cold L2, the GPU span of the call's kernels: the decode "
                          "goals' measure) instead of event time; implies --no-paired")
-    ap.add_argument("--match", default="", help="only candidates whose kernel name contains this")
+    ap.add_argument("--match", default="", help="only candidates whose kernel name contains this (comma-separated: any of these)")
     args = ap.parse_args(argv)
     device = torch.device("cuda")
     gen = torch.Generator().manual_seed(1)
