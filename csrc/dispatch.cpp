@@ -68,6 +68,20 @@ const DispatchRow* pick_bucket(const std::vector<const DispatchRow*>& rows, int6
   return best ? best : (is_default ? largest : nullptr);
 }
 
+// Default rows may name several kernels for one M bucket, in order of preference: the first whose
+// kernel meets the shape's alignment answers (sm_90a MXFP4: the .wgn decode kernels need K % 128 == 0,
+// the row after them takes any K % 32 == 0).
+const DispatchRow* first_fitting_default(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
+                                         const DispatchRow* picked, const Query& q) {
+  if (!picked) return picked;
+  for (const DispatchRow* r : rows) {
+    if (r->m_max != picked->m_max) continue;
+    const KernelRecord* k = record_by_name(t, r->kernel);
+    if (k && satisfies(*k, q)) return r;
+  }
+  return picked;
+}
+
 // The rows whose kernel (present in the table) reads weights in `layout`.
 std::vector<const DispatchRow*> rows_reading(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
                                              WeightLayout layout) {
@@ -189,6 +203,7 @@ Choice choose_kernel(const KernelTable& t, const Query& q) {
   }
   for (auto [rows, source] : {std::make_pair(&exact, "table"), std::make_pair(&defaults, "default")}) {
     const DispatchRow* row = pick_bucket(*rows, q.M, rows == &defaults);
+    if (rows == &defaults) row = first_fitting_default(t, *rows, row, q);
     const KernelRecord* k = row ? record_by_name(t, row->kernel) : nullptr;
     if (k && q.w_layout && k->w_layout != *q.w_layout && any_kernel_reads(t, q, *q.w_layout)) {
       // A kernel reading the caller's layout, from a bucket of the same rows that covers M (not

@@ -136,6 +136,22 @@ gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,256,0,0,k_n64,2
 """
 
 
+def test_default_rows_of_one_bucket_are_tried_in_order():
+    """Several default rows for one M bucket: the first whose kernel meets the shape answers (the sm_90a
+    MXFP4 .wgn decode kernels need K % 128, the row after them takes the rest); an exact row still wins."""
+    kernels = ALIGN_KERNELS
+    rows = ("gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,8,0,0,k_128,0\n"
+            "gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,8,0,0,k_any,3\n"
+            "gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,64,0,0,k_n64,2\n"
+            "gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,8,4096,4000,k_n64,1\n")
+    assert lookup(4, 4096, 4096, kernels=kernels, rows=rows)[::2] == ("k_128", "default")
+    assert lookup(4, 4096, 4032, kernels=kernels, rows=rows) == ("k_any", 3, "default")
+    # the next bucket's rows are not consulted while one of this bucket's fits
+    assert lookup(8, 1040, 4032, kernels=kernels, rows=rows) == ("k_any", 3, "default")
+    assert lookup(9, 4096, 4032, kernels=kernels, rows=rows) == ("k_n64", 2, "default")
+    assert lookup(8, 4096, 4000, kernels=kernels, rows=rows) == ("k_n64", 1, "table")
+
+
 def test_alignment_constraint_skips_a_kernel():
     # Aligned: the table row is used.
     assert lookup(200, 4096, 4096, kernels=ALIGN_KERNELS, rows=ALIGN_ROWS) == ("k_128", 2, "table")
@@ -430,13 +446,19 @@ def sm90a_mxfp4_tables():
     (16, 16384, 7168, "mxfp4.fp4_e2m1_x2.bf16.m16n64.sm90a", "table"),
     (1, 24576, 1536, "mxfp4.fp4_e2m1_x2.bf16.m2n64k128.s3.p8.b4.wgn.sm90a", "table"),
     (2, 57344, 8192, "mxfp4.fp4_e2m1_x2.bf16.m2n64k128.s3.p8.b4.wgn.sm90a", "table"),
-    # measured faster on the older kernel: no .wgn row, the default row's m8n32
-    (1, 8192, 8192, "mxfp4.fp4_e2m1_x2.bf16.m8n32.sm90a", "default"),
-    (8, 8192, 28672, "mxfp4.fp4_e2m1_x2.bf16.m8n32.sm90a", "default"),
+    (1, 8192, 8192, "mxfp4.fp4_e2m1_x2.bf16.m2n64k128.s3.p8.b4.wgn.sm90a", "table"),
+    (8, 8192, 28672, "mxfp4.fp4_e2m1_x2.bf16.m8n64.s3.p2.wgn.sm90a", "table"),
+    # untuned shapes: the bucket's .wgn default row when K % 128 == 0, else the m8n32 row after it
+    (1, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m2n64k128.s3.p8.b4.wgn.sm90a", "default"),
+    (3, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m4n64.s4.p3.wgn.sm90a", "default"),
+    (8, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m8n32.sm90a", "default"),
+    (1, 4096, 4064, "mxfp4.fp4_e2m1_x2.bf16.m8n32.sm90a", "default"),
+    (5, 4096, 4064, "mxfp4.fp4_e2m1_x2.bf16.m8n32.sm90a", "default"),
+    (12, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m16n32.sm90a", "default"),
 ])
 def test_sm90a_mxfp4_decode_rows(M, N, K, kernel, source):
     """The MXFP4 decode rows measured on the H200 (sm_90a.csv, 2026-11-30) through the production lookup:
-    the .wgn kernels where they won, the m8n32 default where it stayed ahead."""
+    the .wgn kernels at the tuned M <= 8 rows and in the M <= 4 default rows for K % 128 == 0, m8n32 else."""
     kernels, rows = sm90a_mxfp4_tables()
     got = lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op="gemm_mxfp4", in_dtype="fp4_e2m1_x2")
     assert got[0] == "gemm_splitk_decode." + kernel and got[2] == source
