@@ -10,6 +10,7 @@
 #                      that M, e.g. llm128 llm1024; default: decode llm128 big)
 #   FLYGEMM_TUNE_SPLITS split_k candidates (default 1,2,3,4,6,8,12,16; capped per kernel)
 #   FLYGEMM_TUNE_PASSES timing passes, alternately forward / reversed, averaged (default 1; 2 cancels drift)
+#   FLYGEMM_TUNE_MATCH  only candidates whose kernel name contains one of these (comma-separated; default: all)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/flygemm_gpu_check}
@@ -27,7 +28,7 @@ for spec in ${FLYGEMM_TUNE_OPS:-gemm_a16w16:- gemm_a8w8:per_tensor gemm_a8w8_blo
       big) shapes=$BIG ;; *) echo "unknown shape set $set" >&2; exit 2 ;; esac
     echo "=== $op $variant $shapes" >> "$OUT/tune.log"
     $PY tools/tune.py --op "$op" --variant "$variant" --shapes "$shapes" --split-k "${FLYGEMM_TUNE_SPLITS:-1,2,3,4,6,8,12,16}" --passes "${FLYGEMM_TUNE_PASSES:-1}" \
-      ${FLYGEMM_TUNE_KERNEL_TIME:+--kernel-time} --csv "$OUT/tuned.csv" --append >> "$OUT/tune.log" 2>&1 || echo "tune $op failed" >> "$OUT/tune.log"
+      ${FLYGEMM_TUNE_KERNEL_TIME:+--kernel-time} ${FLYGEMM_TUNE_MATCH:+--match "$FLYGEMM_TUNE_MATCH"} --csv "$OUT/tuned.csv" --append >> "$OUT/tune.log" 2>&1 || echo "tune $op failed" >> "$OUT/tune.log"
   done
 done
 grep -c . "$OUT/tuned.csv"
