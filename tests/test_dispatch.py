@@ -415,9 +415,9 @@ def test_explain_on_linked_table():
 
 
 
-def sm90a_mxfp4_tables():
-    """The sm_90a MXFP4 kernels and dispatch rows as the build reads them (kernels/configs/sm_90a*.csv), in
-    the test op's CSV form; the decode kernels' K requirement from their family's Config."""
+def sm90a_mx_tables(op="gemm_mxfp4"):
+    """The sm_90a kernels and dispatch rows of an MX op as the build reads them (kernels/configs/sm_90a*.csv),
+    in the test op's CSV form; the decode kernels' K requirement from their family's Config."""
     import importlib.util
     import pathlib
     root = pathlib.Path(__file__).resolve().parents[1]
@@ -426,7 +426,7 @@ def sm90a_mxfp4_tables():
     spec.loader.exec_module(fam)
     kernels = []
     for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.kernels.csv") if not line.startswith("#")):
-        if len(r) < 9 or r[2] != "gemm_mxfp4":
+        if len(r) < 9 or r[2] != op:
             continue
         k_multiple = 32
         if r[1] == "gemm_splitk_decode":
@@ -435,7 +435,7 @@ def sm90a_mxfp4_tables():
                                                "tile_k": int(r[8]), "params": params}).k_multiple
         kernels.append(f"{r[0]},sm_90a,{r[2]},{r[3]},{r[4]},{k_multiple},1,16")
     rows = [",".join(r[:9]) for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.csv")
-                                               if line.startswith("sm_90a,gemm_mxfp4,"))]
+                                               if line.startswith(f"sm_90a,{op},"))]
     return "\n".join(kernels) + "\n", "\n".join(rows) + "\n"
 
 
@@ -454,11 +454,35 @@ def sm90a_mxfp4_tables():
     (8, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m8n32.sm90a", "default"),
     (1, 4096, 4064, "mxfp4.fp4_e2m1_x2.bf16.m8n32.sm90a", "default"),
     (5, 4096, 4064, "mxfp4.fp4_e2m1_x2.bf16.m8n32.sm90a", "default"),
-    (12, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m16n32.sm90a", "default"),
+    (12, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m16n64.sm90a", "default"),
+    # M = 17..64: the decode bucket (m16n64), not the exact conversion; above it the conversion
+    (32, 57344, 8192, "mxfp4.fp4_e2m1_x2.bf16.m16n64.sm90a", "table"),
+    (40, 4096, 4064, "mxfp4.fp4_e2m1_x2.bf16.m16n64.sm90a", "default"),
+    (65, 4096, 4096, "gemm_mxfp.mxfp4.fp4_e2m1_x2.bf16.dequant.sm90a", "default"),
 ])
 def test_sm90a_mxfp4_decode_rows(M, N, K, kernel, source):
     """The MXFP4 decode rows measured on the H200 (sm_90a.csv, 2026-11-30) through the production lookup:
     the .wgn kernels at the tuned M <= 8 rows and in the M <= 4 default rows for K % 128 == 0, m8n32 else."""
-    kernels, rows = sm90a_mxfp4_tables()
+    kernels, rows = sm90a_mx_tables("gemm_mxfp4")
     got = lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op="gemm_mxfp4", in_dtype="fp4_e2m1_x2")
-    assert got[0] == "gemm_splitk_decode." + kernel and got[2] == source
+    assert got[0] == ("" if kernel.startswith("gemm_mxfp.") else "gemm_splitk_decode.") + kernel
+    assert got[2] == source
+
+
+@pytest.mark.parametrize("M, N, K, kernel, source", [
+    (8, 16384, 7168, "m8n64.wg", "table"),
+    (4, 57344, 8192, "m8n64.wg", "table"),
+    (1, 2112, 7168, "m8n16.w8k128.bk6", "table"),
+    (64, 8192, 8192, "m16n64.wg", "table"),
+    # untuned shapes: the .wg kernel when K % 128 == 0, the mma.sync kernel of the bucket else; M = 17..64 decode
+    (3, 4096, 4096, "m8n64.wg", "default"),
+    (3, 4096, 4064, "m8n32", "default"),
+    (12, 4096, 4096, "m16n64.wg", "default"),
+    (40, 4096, 4096, "m16n64.wg", "default"),
+    (40, 4096, 4064, "m16n32", "default"),
+])
+def test_sm90a_mxfp8_decode_rows(M, N, K, kernel, source):
+    """The MXFP8 decode rows measured on the H200 (sm_90a.csv, sixteenth session) through the production lookup."""
+    kernels, rows = sm90a_mx_tables("gemm_mxfp8")
+    got = lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op="gemm_mxfp8", in_dtype="fp8_e4m3fn")
+    assert got[0] == f"gemm_splitk_decode.mxfp8.fp8_e4m3fn.bf16.{kernel}.sm90a" and got[2] == source
