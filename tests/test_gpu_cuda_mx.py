@@ -3,8 +3,8 @@ the exact MX -> bf16 conversion (kernels/cuda/gemm_mxfp.py) followed by the bf16
 
 Every case runs the real op's _out variant into a NaN-poisoned view with padded and guard rows and
 compares with the CPU op (the oracle) on the same quantized inputs (relative Frobenius error <= 1e-2),
-for both weight layouts, with and without bias, M in {17, 128, 1000, 4097} and K not a multiple of
-the GEMM's k tile. Extreme E8M0 scales (bytes near 190 and 64) must stay exact, unlike a bf16 scale
+for both weight layouts, with and without bias, M in {65, 128, 1000, 4097} (M <= 64 runs the decode kernels:
+their bucket is checked the same way here at M in {17, 40, 64}) and K not a multiple of the GEMM's k tile. Extreme E8M0 scales (bytes near 190 and 64) must stay exact, unlike a bf16 scale
 multiply. A CUDA graph captured after warmup and replayed with new inputs must equal eager runs."""
 import math
 
@@ -23,7 +23,8 @@ requires_cuda = pytest.mark.skipif(
 OPS = {"gemm_mxfp8": (quant.quantize_mxfp8, torch.float8_e4m3fn),
        "gemm_mxfp4": (quant.quantize_mxfp4, torch.float4_e2m1fn_x2)}
 SHAPES = [(256, 1056), (1008, 4096)]  # N = 1008: a multiple of 16 (preshuffle), not of a tile
-M_VALUES = [17, 128, 1000, 4097]
+M_VALUES = [65, 128, 1000, 4097]
+DECODE_M_VALUES = [17, 40, 64]   # the MX decode bucket up to M = 64 (sm_90a.csv): several M tiles, the last ragged
 
 
 def converter_built(op):
@@ -71,12 +72,33 @@ def test_matches_oracle(op, M, N, K, layout, with_bias):
 
 @requires_cuda
 @pytest.mark.parametrize("op", sorted(OPS))
-def test_extreme_scales_are_exact(op):
+@pytest.mark.parametrize("M", DECODE_M_VALUES)
+@pytest.mark.parametrize("N,K", SHAPES)
+@pytest.mark.parametrize("layout", ["plain", "preshuffled"])
+def test_decode_bucket_above_one_tile_matches_oracle(op, M, N, K, layout):
+    """M = 17..64 runs a decode kernel over several M tiles (the .wg kernel where K % 128 == 0, the
+    mma.sync kernel else), not the conversion: checked like the conversion above, bias included."""
+    a, w, sa, sw, bias = operands(op, M, N, K, seed=M * 5 + N + K)
+    assert flygemm.explain(op, M, N, K, OPS[op][1], "cuda")["kernel"].startswith("gemm_splitk_decode.")
+    w_in = flygemm.preshuffle(w) if layout == "preshuffled" else w
+    out = run_checked(op, a, w_in, sa, sw, bias, M, N)
+    ref = getattr(torch.ops.flygemm, op)(a.cpu(), w.cpu(), sa.cpu(), sw.cpu(), bias.cpu())
+    assert not torch.isnan(out).any()
+    assert rel_fro(out, ref) <= 1e-2
+
+
+@requires_cuda
+@pytest.mark.parametrize("op", sorted(OPS))
+@pytest.mark.parametrize("M", [64, 65])
+def test_extreme_scales_are_exact(op, M):
     """Activations scaled by 2^60 and weights by 2^-60: E8M0 bytes near 187 and 67. The products are
-    ordinary numbers; the conversion keeps every scaled value exact in bf16."""
+    ordinary numbers; the conversion (M = 65) keeps every scaled value exact in bf16, the decode kernels
+    (M = 64) apply the scales as exact fp32 powers of two."""
     if not converter_built(op):
         pytest.skip(f"no sm_90a MX converter for {op} in this build")
-    M, N, K = 64, 256, 1024
+    N, K = 256, 1024
+    path = "gemm_mxfp." if M > 64 else "gemm_splitk_decode."
+    assert flygemm.explain(op, M, N, K, OPS[op][1], "cuda")["kernel"].startswith(path)
     a, w, sa, sw, _ = operands(op, M, N, K, seed=5, a_gain=2.0 ** 60, w_gain=2.0 ** -60)
     assert sa.view(torch.uint8).max().item() >= 180 and sw.view(torch.uint8).min().item() <= 75
     out = run_checked(op, a, w, sa, sw, None, M, N)
