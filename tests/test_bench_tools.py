@@ -96,11 +96,8 @@ def test_model_bandwidth_from_kernel_spans(tmp_path):
 
 
 def _load_tools_module(name):
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from source_modules import load_source
+    return load_source(f"tools/{name}.py", name)
 
 
 def test_tune_passes_alternate_order_so_a_linear_drift_does_not_pick_the_winner(monkeypatch):

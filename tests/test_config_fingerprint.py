@@ -1,17 +1,14 @@
 """The kernel tree records which config tables its registry (dispatch rows included) was made from;
 setup.py refuses to link a tree whose tables have changed since (a stale registry.cpp would keep the
 old dispatch rows without a word)."""
-import importlib.util
 import pathlib
+from source_modules import load_source
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def load_build_kernels():
-    spec = importlib.util.spec_from_file_location("flygemm_build_kernels", ROOT / "tools" / "build_kernels.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_source("tools/build_kernels.py", "flygemm_build_kernels")
 
 
 def test_fingerprint_follows_both_tables(tmp_path):

@@ -8,7 +8,6 @@ columns, the remapped k order), the mxfp8 zero-row masking of the other block, t
 temporaries, the warps_k reduction, and the split-K slices / workspace reduce (uneven and empty
 slices). Compared with a float64 reference of the dequantized operands. It checks the design;
 the DSL transcription is checked by tests/test_gpu_cuda_decode.py on an H200."""
-import importlib.util
 import math
 import pathlib
 
@@ -17,12 +16,10 @@ import pytest
 import torch
 
 from flygemm import quant
+from source_modules import load_source
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location(
-    "flygemm_cuda_gemm_splitk_decode", ROOT / "kernels" / "cuda" / "gemm_splitk_decode.py")
-fam = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(fam)
+fam = load_source("kernels/cuda/gemm_splitk_decode.py", "flygemm_cuda_gemm_splitk_decode")
 
 M32 = 0xFFFFFFFF
 E4M3_TABLE = torch.arange(256, dtype=torch.uint8).view(torch.float8_e4m3fn).float().numpy()

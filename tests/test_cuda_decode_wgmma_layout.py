@@ -9,21 +9,17 @@ the kernel:
     (k // 16) * LBO + (n // 8) * SBO + (n % 8) * 16 + k % 16.
 A wrong permutation in either helper changes the sum's pairing of weights with activations and the
 products no longer match."""
-import importlib.util
 import pathlib
 import random
 
 import pytest
+from source_modules import load_source
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def load_family():
-    spec = importlib.util.spec_from_file_location(
-        "gemm_splitk_decode_layout", ROOT / "kernels/cuda/gemm_splitk_decode.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_source("kernels/cuda/gemm_splitk_decode.py", "gemm_splitk_decode_layout")
 
 
 fam = load_family()

@@ -3,7 +3,6 @@ checked on the CPU: its integer e2m1 decode (kernels/cuda/_ptx.py e2m1_to_f32) a
 (e8m0_f32) emulated exactly as the PTX computes them, then the fp32 product and one bf16 rounding,
 against flygemm.quant's dequantizers (the oracle's semantics). The PTX transcription itself is
 checked by tests/test_gpu_cuda_mx.py on an H200."""
-import importlib.util
 import pathlib
 
 import numpy as np
@@ -11,11 +10,10 @@ import pytest
 import torch
 
 from flygemm import quant
+from source_modules import load_source
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("flygemm_cuda_gemm_mxfp", ROOT / "kernels" / "cuda" / "gemm_mxfp.py")
-fam = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(fam)
+fam = load_source("kernels/cuda/gemm_mxfp.py", "flygemm_cuda_gemm_mxfp")
 
 
 def e2m1_bits(nibble: int) -> int:

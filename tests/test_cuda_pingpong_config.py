@@ -2,21 +2,18 @@
 kernels of kernels/cuda/_hopper_gemm.py), checked without a GPU: what a ping-pong configuration is
 (two one-warpgroup teams on whole tiles, their own epilogue buffers), which combinations it refuses,
 and how it is named and reported. The kernels run in tests/test_gpu_cuda_kernels.py."""
-import importlib.util
 import pathlib
 import sys
 
 import pytest
+from source_modules import load_source
 
 CUDA_DIR = pathlib.Path(__file__).resolve().parents[1] / "kernels" / "cuda"
 sys.path.insert(0, str(CUDA_DIR))
 
 
 def _load(name):
-    spec = importlib.util.spec_from_file_location(name, CUDA_DIR / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_source(f"kernels/cuda/{name}.py", name)
 
 
 a16w16 = _load("gemm_a16w16")

@@ -3,21 +3,18 @@ of the sm_90a Hopper GEMM core (kernels/cuda/_hopper_gemm.py), checked without a
 generated C++ adapter does with split_k, and that the K slices the kernel derives cover every K tile
 exactly once. The kernels themselves run in tests/test_gpu_cuda_kernels.py (oracle, every split_k,
 determinism)."""
-import importlib.util
 import pathlib
 import sys
 
 import pytest
+from source_modules import load_source
 
 CUDA_DIR = pathlib.Path(__file__).resolve().parents[1] / "kernels" / "cuda"
 sys.path.insert(0, str(CUDA_DIR))
 
 
 def _load(name):
-    spec = importlib.util.spec_from_file_location(name, CUDA_DIR / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_source(f"kernels/cuda/{name}.py", name)
 
 
 a16w16 = _load("gemm_a16w16")

@@ -418,12 +418,8 @@ def test_explain_on_linked_table():
 def sm90a_mx_tables(op="gemm_mxfp4"):
     """The sm_90a kernels and dispatch rows of an MX op as the build reads them (kernels/configs/sm_90a*.csv),
     in the test op's CSV form; the decode kernels' K requirement from their family's Config."""
-    import importlib.util
-    import pathlib
-    root = pathlib.Path(__file__).resolve().parents[1]
-    spec = importlib.util.spec_from_file_location("decode_family", root / "kernels/cuda/gemm_splitk_decode.py")
-    fam = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fam)
+    from source_modules import ROOT as root, load_source
+    fam = load_source("kernels/cuda/gemm_splitk_decode.py", "decode_family")
     kernels = []
     for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.kernels.csv") if not line.startswith("#")):
         if len(r) < 9 or r[2] != op:

@@ -5,9 +5,7 @@ brute force over every representable value (nearest, ties to the even code), OCP
 exponents with Python's math.frexp, block scales with explicit loops over blocks.
 """
 
-import importlib.util
 import math
-import pathlib
 
 import pytest
 import torch
@@ -19,10 +17,8 @@ try:
 except ImportError:
     # flygemm/__init__.py needs the compiled flygemm/_C; quant itself is pure torch, so test
     # it from its source file when the library is not built yet.
-    _path = pathlib.Path(__file__).resolve().parents[1] / "python" / "flygemm" / "quant.py"
-    _spec = importlib.util.spec_from_file_location("flygemm_quant_standalone", _path)
-    quant = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(quant)
+    from source_modules import load_source
+    quant = load_source("python/flygemm/quant.py", "flygemm_quant_standalone")
 
 SETTINGS = settings(
     deadline=None,

@@ -15,12 +15,12 @@ code-object checks (LDS/scratch/registers/kernarg vs the launcher) are in test_c
   twin, each used by a dispatch row; none on gfx942."""
 
 import collections
-import importlib.util
 import re
 
 import pytest
 
 import rocm_testlib as rt
+from source_modules import load_source
 
 FAMILIES = ("gemm_a16w16", "gemm_a8w8")
 BUILT = rt.built_kernels(FAMILIES)
@@ -174,10 +174,7 @@ def test_preload_is_recorded_and_honoured(item):
 # The kernels CSV
 # --------------------------------------------------------------------------------------------
 def _build_tool():
-    spec = importlib.util.spec_from_file_location("flygemm_build_kernels", rt.ROOT / "tools" / "build_kernels.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_source("tools/build_kernels.py", "flygemm_build_kernels")
 
 
 BK = _build_tool()

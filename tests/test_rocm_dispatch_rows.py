@@ -7,11 +7,11 @@ table answering flygemm.explain for the decode and blockscale rows (preshuffled 
 decode M keep a preshuffled kernel)."""
 
 import csv
-import importlib.util
 
 import pytest
 
 import rocm_testlib as rt
+from source_modules import load_source
 
 ARCHS = ("gfx942", "gfx950")
 EBYTES = {"bf16": 2, "fp16": 2, "fp8_e4m3fn": 1, "fp8_e4m3fnuz": 1, "int8": 1}
@@ -19,10 +19,7 @@ INT64_MAX = 9223372036854775807
 
 
 def _splitk():
-    spec = importlib.util.spec_from_file_location("flygemm_rocm_splitk", rt.ROOT / "kernels" / "rocm" / "_splitk.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_source("kernels/rocm/_splitk.py", "flygemm_rocm_splitk")
 
 
 SK = _splitk()

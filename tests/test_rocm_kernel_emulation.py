@@ -11,16 +11,15 @@ shapes checks every tile, every lane and every bound without a GPU."""
 import numpy as np
 import pytest
 
-import rocm_testlib as rt
+from source_modules import load_source
+
+
+def _module_named(name):
+    return load_source(f"kernels/rocm/{name}.py", f"flygemm_rocm_{name}")
+
 
 def _module():
-    import importlib.util
-
-    path = rt.ROOT / "kernels" / "rocm" / "gemm_a16w16.py"
-    spec = importlib.util.spec_from_file_location("flygemm_rocm_gemm_a16w16", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return _module_named("gemm_a16w16")
 
 
 K16 = _module()
@@ -101,13 +100,7 @@ def test_config_validation():
 # gemm_a8w8: fp8/int8 bytes, decoded as each arch's MFMA reads them; scales and bias
 # --------------------------------------------------------------------------------------------
 def _module_a8w8():
-    import importlib.util
-
-    path = rt.ROOT / "kernels" / "rocm" / "gemm_a8w8.py"
-    spec = importlib.util.spec_from_file_location("flygemm_rocm_gemm_a8w8", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return _module_named("gemm_a8w8")
 
 
 K8 = _module_a8w8()
@@ -263,14 +256,6 @@ def test_a8w8_config_validation():
 # --------------------------------------------------------------------------------------------
 # Split-K (kernels/rocm/_splitk.py): partials into the modelled fp32 workspace, then the reduce
 # --------------------------------------------------------------------------------------------
-def _module_named(name):
-    import importlib.util
-
-    path = rt.ROOT / "kernels" / "rocm" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"flygemm_rocm_{name}", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 SK = _module_named("_splitk")

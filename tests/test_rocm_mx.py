@@ -14,7 +14,6 @@ without AMD hardware.
    16-column block per MFMA group, no scale work in the epilogue, code-object limits.
 3. The gfx942 decision: MX on gfx942 is an error naming the arch, the reason and the alternative.
 """
-import importlib.util
 import json
 import os
 import pathlib
@@ -24,16 +23,13 @@ import numpy as np
 import pytest
 
 import rocm_testlib as rt
+from source_modules import load_source
 
 torch = pytest.importorskip("torch")
 
 
 def _module():
-    path = rt.ROOT / "kernels" / "rocm" / "gemm_mxfp.py"
-    spec = importlib.util.spec_from_file_location("flygemm_rocm_gemm_mxfp", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_source("kernels/rocm/gemm_mxfp.py", "flygemm_rocm_gemm_mxfp")
 
 
 MX = _module()
