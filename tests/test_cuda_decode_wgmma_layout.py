@@ -272,3 +272,90 @@ def test_mx_blocks_along_n_config():
         fam.Config(op="gemm_mxfp8", tile_m=8, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", mx_n=1)
     with pytest.raises(ValueError, match="tile_m"):
         fam.Config(op="gemm_mxfp4", tile_m=2, tile_n=64, tile_k=256, warps_k=2, mma="wgmma")
+
+
+def bf16_pairs(values8):
+    """What _ptx.e2m1x8_to_bf16 promises about order: 8 nibbles (values) -> 4 words of two 16-bit
+    values, pairs (0, 4) (1, 5) (2, 6) (3, 7), the first of a pair in the low half."""
+    return [[values8[i], values8[i + 4]] for i in range(4)]
+
+
+def emulate_mxb_round(W, X, tile_m, V, warps_k):
+    """mx_bf16 (MXFP4 through bf16 wgmma): D[64][tile_m] of one round from the kernel's helpers
+    mxb_act_word_offset / mxb_a_quad and this model of the hardware, written from the PTX definitions:
+      * wgmma A from registers, 16-bit types: thread (warp wi, lane 4g + t), register r = v1 + 2 v2 holds
+        A[16 wi + g + 8 v1][2 t + e + 8 v2] in its half e;
+      * B K-major, no swizzle, 16-bit: element (k, n) of a k16 step tile at byte
+        (k // 8) * LBO + (n // 8) * SBO + (n % 8) * 16 + 2 (k % 8)."""
+    TK = 128 * V
+    bstep = 32 * tile_m
+    round_k = warps_k * TK
+    smem = {}
+    for m in range(tile_m):
+        for jb in range(round_k // 32):
+            for q in range(4):
+                raw = X[m][32 * jb + 8 * q: 32 * jb + 8 * q + 8]
+                for i, pair in enumerate(bf16_pairs(raw)):
+                    base = fam.mxb_act_word_offset(jb, m, q, i, bstep)
+                    for e in range(2):
+                        assert base + 2 * e not in smem, "two activation values share a shared-memory word"
+                        smem[base + 2 * e] = pair[e]
+    assert len(smem) == tile_m * round_k and max(smem) < round_k * 2 * tile_m
+    D = [[0] * tile_m for _ in range(64)]
+    for wk in range(warps_k):
+        regs = thread_registers(W, wk, TK, V, 32, value_words(4))   # a 16-byte chunk: 4 words of 8 values
+        for u in range(V):
+            for q in range(4):
+                for s in range(2):
+                    A = [[None] * 16 for _ in range(64)]
+                    for (wi, lane), words in regs.items():
+                        g, t = lane // 4, lane % 4
+                        for r, (w_, h, q_, u_) in enumerate(fam.mxb_a_quad(u, q, s)):
+                            v1, v2 = r % 2, r // 2
+                            for e in range(2):
+                                A[16 * wi + g + 8 * v1][2 * t + e + 8 * v2] = bf16_pairs(words[(h * V + u_) * 4 + q_])[w_][e]
+                    start = (wk * 8 * V + 8 * u + 2 * q + s) * bstep
+                    for n in range(tile_m):
+                        col = [smem.get(start + (k // 8) * fam.WG_LBO + (n // 8) * fam.WG_SBO + (n % 8) * 16
+                                        + 2 * (k % 8), 0) for k in range(16)]
+                        for mrow in range(64):
+                            D[mrow][n] += sum(A[mrow][k] * col[k] for k in range(16))
+    return D
+
+
+@pytest.mark.parametrize("tile_m, V", [(8, 2), (16, 1), (32, 1)])
+def test_wgmma_mx_bf16_operand_layouts_compute_the_round_product(tile_m, V):
+    """mx_bf16: with the scales folded into the operands, every k16 step may mix blocks; the round's
+    eight steps per chunk must pair every weight value with the activation value of the same k once."""
+    warps_k = 2
+    round_k = warps_k * 128 * V
+    rnd = random.Random(tile_m * 7 + V)
+    W = [[rnd.randint(-6, 6) for _ in range(round_k)] for _ in range(64)]
+    X = [[rnd.randint(-6, 6) for _ in range(round_k)] for _ in range(tile_m)]
+    D = emulate_mxb_round(W, X, tile_m, V, warps_k)
+    want = [[sum(W[r][k] * X[n][k] for k in range(round_k)) for n in range(tile_m)] for r in range(64)]
+    assert D == want
+
+
+def test_mx_bf16_config():
+    cfg = fam.Config(op="gemm_mxfp4", tile_m=16, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", mx_bf16=1,
+                     w_stages=3, a_rounds=4)
+    assert cfg.V == 2 and cfg.b_step_bytes == 32 * 16 and cfg.a_buf_bytes == 512 * 2 * 16
+    assert cfg.red_parts == 2 and cfg.sa_buf_bytes == 0 and cfg.wg_variants == 1
+    assert cfg.meta()["mma"].startswith("wgmma.m64n16k16 bf16") and cfg.k_multiple == 128
+    assert cfg.smem_bytes == 4 * 512 * 2 * 16 + 4 * 64 * 4 * 4 + 3 * cfg.w_stage_bytes + 5 * 128
+    for tm in (8, 32, 64):
+        fam.Config(op="gemm_mxfp4", tile_m=tm, tile_n=64, tile_k=128, warps_k=2, mma="wgmma", mx_bf16=1,
+                   w_stages=3, a_rounds=1)
+    with pytest.raises(ValueError, match="tile_m"):
+        fam.Config(op="gemm_mxfp4", tile_m=4, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", mx_bf16=1,
+                   w_stages=3, a_rounds=2)
+    with pytest.raises(ValueError, match="not with mx_n"):
+        fam.Config(op="gemm_mxfp4", tile_m=8, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", mx_bf16=1, mx_n=1,
+                   w_stages=3, a_rounds=2)
+    with pytest.raises(ValueError, match="mx_bf16 is implemented"):
+        fam.Config(op="gemm_mxfp8", tile_m=8, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", mx_bf16=1,
+                   w_stages=3, a_rounds=2)
+    with pytest.raises(ValueError, match="w_stages >= 2"):
+        fam.Config(op="gemm_mxfp4", tile_m=16, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", mx_bf16=1,
+                   a_rounds=2)

@@ -235,6 +235,36 @@ def test_wgmma_kernels_over_many_rounds(op, monkeypatch):
 
 
 @requires_cuda
+def test_mx_bf16_kernels_over_several_token_tiles(monkeypatch):
+    """The MXFP4 bf16-wgmma decode kernels (meta mx_bf16: tile_m up to 64, the E8M0 scales folded into
+    both operands) with M from part of one token tile to more than one (17, 40, 64, 70), ragged N,
+    K = 7168 (many rounds and activation stages), split_k 1 and one that does not divide the K tiles,
+    quantized and random per-block scales; NaN-poisoned output with guard rows, two runs bitwise equal."""
+    op = "gemm_mxfp4"
+    wgb = [k for k in decode_kernels(op) if k["meta"].get("mx_bf16")]
+    if not wgb:
+        pytest.skip("no mx_bf16 decode kernel in this build")
+    N, K, M_MAX = 272, 7168, 70
+    for variant in ("rowwise", "random_scales"):
+        args, bias = make_operands(op, M_MAX, N, K, seed=4242 + len(variant), variant=variant)
+        ref = torch.ops.flygemm.gemm_mxfp4(*(t.cpu() for t in args), bias.cpu())
+        for k in wgb:
+            kt = -(-K // k["tile"][2])
+            for s in sorted({1, non_dividing_split(kt)}):
+                monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"{k['name']}:{s}")
+                for M in (17, 40, 64, M_MAX):
+                    a = rows(args, op, M)
+                    buf, view = run_out(op, a, bias, M, N)
+                    assert not torch.isnan(view).any(), f"{k['name']}:{s} M={M}: output not fully written"
+                    check_guards(buf, M, N)
+                    err = rel_fro(view, ref[:M])
+                    assert err <= 1e-2, f"{k['name']}:{s} M={M} {variant}: rel err {err:.3e}"
+                    _, view2 = run_out(op, a, bias, M, N)
+                    assert torch.equal(view, view2), f"{k['name']}:{s} M={M}: two runs differ"
+    monkeypatch.delenv("FLYGEMM_FORCE_KERNEL")
+
+
+@requires_cuda
 @pytest.mark.parametrize("op", ["gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale", "gemm_mxfp8", "gemm_mxfp4"])
 def test_bulk_kernels_reuse_their_ring(op, monkeypatch):
     """The bulk-copy decode kernels (meta w_bulk > 0) over K = 12288: more rounds per CTA than ring

@@ -76,8 +76,9 @@ def test_matches_oracle(op, M, N, K, layout, with_bias):
 @pytest.mark.parametrize("N,K", SHAPES)
 @pytest.mark.parametrize("layout", ["plain", "preshuffled"])
 def test_decode_bucket_above_one_tile_matches_oracle(op, M, N, K, layout):
-    """M = 17..64 runs a decode kernel over several M tiles (the .wg kernel where K % 128 == 0, the
-    mma.sync kernel else), not the conversion: checked like the conversion above, bias included."""
+    """M = 17..64 runs a decode kernel (MXFP8: the .wg kernel over several M tiles where K % 128 == 0;
+    MXFP4: a .wgb kernel of tile_m 32 / 64; the mma.sync kernel else), not the conversion: checked like
+    the conversion above, bias included."""
     a, w, sa, sw, bias = operands(op, M, N, K, seed=M * 5 + N + K)
     assert flygemm.explain(op, M, N, K, OPS[op][1], "cuda")["kernel"].startswith("gemm_splitk_decode.")
     w_in = flygemm.preshuffle(w) if layout == "preshuffled" else w

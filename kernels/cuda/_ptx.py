@@ -324,6 +324,20 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
                  + [Int64(desc), Int32(accumulate)], text, cons, side=True)
         return [Float32(x) for x in r]
 
+    def wgmma_bf16(n, d, a, desc):
+        """D[64 x n] += A[64 x 16] (registers: 4 words of bf16x2, the mma.sync m16n8k16 A layout per warp) x
+        B[16 x n] (smem descriptor, K-major: trans-b 0), f32 accumulate. n = 8 .. 256, a multiple of 8."""
+        nd = n // 2
+        dl = "{" + ",".join(f"${i}" for i in range(nd)) + "}"
+        al = "{" + ",".join(f"${2 * nd + i}" for i in range(4)) + "}"
+        text = ("{ .reg .pred p; .reg .b32 o; mov.b32 o, 1; setp.ne.b32 p, o, 0;\n"
+                "wgmma.mma_async.sync.aligned.m64n%dk16.f32.bf16.bf16 %s, %s, $%d, p, 1, 1, 0; }"
+                % (n, dl, al, 2 * nd + 4))
+        cons = (",".join(["=f"] * nd) + "," + ",".join(str(i) for i in range(nd)) + ",r,r,r,r,l")
+        r = _asm([T.f32()] * nd, [Float32(x) for x in d] + [Int32(x) for x in a] + [Int64(desc)], text, cons,
+                 side=True)
+        return [Float32(x) for x in r]
+
     def wgmma_e4m3_fresh(n, a, desc):
         """D[64 x n] = A[64 x 32] x B[32 x n] into fresh registers: wgmma_e4m3 with scale-d false, but with
         D as pure outputs (no zeroed input registers, whose writes between two wgmma groups made ptxas

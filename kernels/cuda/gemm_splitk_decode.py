@@ -225,6 +225,24 @@ def mxn_a_quad(u, q, v):
     return [((h * v + u) * 4 + q, w) for w in (0, 1) for h in (0, 1)]
 
 
+def mxb_a_quad(u, q, s):
+    """mx_bf16: (weight word, decoded word) of A-fragment slots {a0, a1, a2, a3} for k16 step 8u + 2q + s:
+    raw word q of the 16-byte chunk u of rows g (a0, a2) and g + 8 (a1, a3) decodes (e2m1x8_to_bf16) into
+    bf16 pairs i = 0..3 (nibbles i, i + 4); step s takes pairs 2s (k slots 2t, 2t + 1) and 2s + 1 (8 + 2t..).
+    Words of row g + 8 follow the V chunks of row g (wcur layout of load_w_mxn)."""
+    return [(2 * s + w, h, q, u) for w in (0, 1) for h in (0, 1)]
+
+
+def mxb_act_word_offset(jb, m, q, i, bstep):
+    """mx_bf16: byte offset in the round's activation buffer of the bf16 pair word i (e2m1x8_to_bf16) of raw
+    word q of 32-block jb (round-relative) of token m. Block jb is lane j = jb % 4's chunk of 4-block group
+    jb // 4 (k-tiles hold whole groups, so the step index runs on across warps_k); pair i meets A-fragment
+    word i % 2 (a0 / a2 of mxb_a_quad) of k16 step 8 (jb // 4) + 2q + i // 2 at k slots 2j, 2j + 1 of core
+    matrix i % 2: token group m // 8 at WG_SBO, core matrix at WG_LBO, token row m % 8 at 16 bytes."""
+    step = 8 * (jb // 4) + 2 * q + i // 2
+    return step * bstep + (m // 8) * WG_SBO + (i % 2) * WG_LBO + (m % 8) * 16 + 4 * (jb % 4)
+
+
 def mxn_d_index(h, m):
     """mx_n: accumulator register of row g + 8h, token m (column 8 (m // 2) + 2t + m % 2)."""
     return (m // 2) * 4 + 2 * h + m % 2
@@ -235,7 +253,7 @@ class Config:
 
     def __init__(self, op, in_dtype=None, out_dtype="bf16", tile_m=16, tile_n=32, tile_k=0,
                  warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync", w_bulk=0,
-                 mx_n=0, a_rounds=0):
+                 mx_n=0, a_rounds=0, mx_bf16=0):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         self.op = op
@@ -251,8 +269,16 @@ class Config:
         self.mx_n = int(mx_n)
         if self.mx_n not in (0, 1):
             raise ValueError(f"{FAMILY}: mx_n must be 0 or 1")
-        if self.tile_m not in ((2, 4, 8, 16) if self.mx_n else (8, 16)):
-            raise ValueError(f"{FAMILY}: tile_m must be 8 or 16 (mx_n: 2, 4, 8 or 16), got {tile_m}")
+        # mx_bf16 = 1 (the .wgb kernels, MXFP4 with mma=wgmma): see mx_bf16 below; tile_m 8 / 16 / 32 / 64
+        self.mx_bf16 = int(mx_bf16)
+        if self.mx_bf16 not in (0, 1) or (self.mx_bf16 and self.mx_n):
+            raise ValueError(f"{FAMILY}: mx_bf16 must be 0 or 1, and not with mx_n")
+        # the kernels that stage a_rounds rounds of activation at once and stream the weights through a
+        # per-thread cp.async ring (main_mxn): both MXFP4 wgmma designs
+        self.mx_pipe = self.mx_n or self.mx_bf16
+        allowed_m = (2, 4, 8, 16) if self.mx_n else (8, 16, 32, 64) if self.mx_bf16 else (8, 16)
+        if self.tile_m not in allowed_m:
+            raise ValueError(f"{FAMILY}: tile_m must be one of {allowed_m} for this kernel, got {tile_m}")
         self.groups = int(groups)
         if self.groups not in (1, 2, 4):
             raise ValueError(f"{FAMILY}: groups must be 1, 2 or 4")
@@ -278,16 +304,28 @@ class Config:
             if self.mma != "wgmma" or self.mode != "mxfp4":
                 raise ValueError(f"{FAMILY}: mx_n is implemented for gemm_mxfp4 with mma=wgmma")
             self.wve = 32
+        if self.mx_bf16:
+            # MXFP4 through bf16 wgmma with the E8M0 scales folded into both operands: the weights are
+            # decoded to bf16 and multiplied by their block's scale in registers (mul.rn.bf16x2, exact
+            # as in the mma.sync kernels: weight x 2^-48, activation x 2^48), the activation the same
+            # way once per CTA while it is staged. No per-block temporary and no scale FFMA at all:
+            # every k16 step accumulates straight into one fp32 accumulator, whatever blocks it mixes,
+            # so the cost per weight value does not grow with tile_m (the .wgn kernels spend 2 tile_m
+            # FFMAs per 32 values and row, which made tile_m 16 lose to mma.sync). wgmma.m64n(tile_m)k16.
+            # Lane chunks, ring and staging are those of the .wgn kernels (a 16-byte chunk = one block).
+            if self.mma != "wgmma" or self.mode != "mxfp4":
+                raise ValueError(f"{FAMILY}: mx_bf16 is implemented for gemm_mxfp4 with mma=wgmma")
+            self.wve = 32
         # mx_n: the activation of a_rounds rounds is staged at once (B tiles of every round of the group in
         # shared memory), so the rounds in between need no barrier: the warps run through them on their own
         # weight rings. Measured before (one staged round per barrier, 2026-11-30, ncu on 1 x 16384 x 7168):
         # 21% of the stall samples at the round barrier and 32% on global loads (the staging warp's
         # activation, the weight scales one round ahead).
-        self.a_rounds = int(a_rounds) if self.mx_n else 0
-        if self.mx_n and not 1 <= self.a_rounds <= 64:
-            raise ValueError(f"{FAMILY}: mx_n needs a_rounds in [1, 64]")
-        if not self.mx_n and a_rounds:
-            raise ValueError(f"{FAMILY}: a_rounds is a parameter of the mx_n kernels")
+        self.a_rounds = int(a_rounds) if self.mx_pipe else 0
+        if self.mx_pipe and not 1 <= self.a_rounds <= 64:
+            raise ValueError(f"{FAMILY}: mx_n / mx_bf16 need a_rounds in [1, 64]")
+        if not self.mx_pipe and a_rounds:
+            raise ValueError(f"{FAMILY}: a_rounds is a parameter of the mx_n / mx_bf16 kernels")
         # tile_k = elements of one k-tile (one warp, one round) = 4 lanes x V vectors x wve
         per_vec = 4 * self.wve
         tk = int(tile_k) or (per_vec * (2 if self.mode == "mxfp4" else 4))
@@ -347,15 +385,16 @@ class Config:
         # MX with wgmma: lanes 0,1 of a row hold one 32-element block and lanes 2,3 the next, so a
         # k32 step mixes two blocks; each step runs twice against two B tiles, each holding the
         # activation at one lane pair's k positions (zeros at the other's), one temporary per block
-        self.wg_variants = 2 if self.mma == "wgmma" and self.mode in ("mxfp8", "mxfp4") and not self.mx_n else 1
+        self.wg_variants = 2 if self.mma == "wgmma" and self.mode in ("mxfp8", "mxfp4") and not self.mx_pipe else 1
         if self.mma == "wgmma":
             if self.mode == "bf16":
                 raise ValueError(f"{FAMILY}: mma=wgmma is implemented for fp8, blockscale and MX only")
             if self.groups != 1 or self.warps_n != 4:
                 raise ValueError(f"{FAMILY}: mma=wgmma needs groups=1 and tile_n=64 (one warpgroup)")
-            if (self.V % 2 and not self.mx_n) or (self.w_stages and not self.mx_n) or (self.mx_n and self.w_stages < 2):
-                raise ValueError(f"{FAMILY}: mma=wgmma needs tile_k a multiple of 128 and w_stages=0 (mx_n: w_stages >= 2)")
-            if self.mx_n:
+            if (self.V % 2 and not self.mx_pipe) or (self.w_stages and not self.mx_pipe) or (self.mx_pipe and self.w_stages < 2):
+                raise ValueError(f"{FAMILY}: mma=wgmma needs tile_k a multiple of 128 and w_stages=0 "
+                                 "(mx_n / mx_bf16: w_stages >= 2)")
+            if self.mx_pipe:
                 # each quad's 4 E8M0 bytes are staged as one 4-byte word: K / 32 scale bytes per row must be
                 # whole words
                 self.k_multiple = 128
@@ -377,6 +416,9 @@ class Config:
             if self.mx_n:  # one k32 step per raw word of a 4-block group, 4 tile_m columns per step
                 self.b_step_bytes = 32 * 4 * self.tile_m
                 self.a_buf_bytes = self.round_k * 4 * self.tile_m
+            if self.mx_bf16:  # bf16 k16 steps: 32 bytes per token and step, as the e4m3 k32 tiles
+                self.b_step_bytes = 32 * self.tile_m
+                self.a_buf_bytes = self.round_k * 2 * self.tile_m
         raw_row = self.round_k * 16 // self.ve  # raw activation bytes per row per round
         self.a_chunks = self.tile_m * raw_row // 16  # 16-byte raw chunks per round
         self.a_chunks_per_thread = -(-self.a_chunks // self.threads)
@@ -397,7 +439,7 @@ class Config:
         self.w_stage_bytes = self.threads * self.groups * 2 * self.V * 16  # one round of weights
         # mx_n: the E8M0 words of the weight rows (one per row and 4-block quad) are staged with the
         # activation, a_rounds rounds at once: [round][row][word]
-        self.sw_stage_bytes = self.a_rounds * self.tile_n * (self.round_k // 128) * 4 if self.mx_n else 0
+        self.sw_stage_bytes = self.a_rounds * self.tile_n * (self.round_k // 128) * 4 if self.mx_pipe else 0
         # bulk slots: tile_n rows of one round's weight bytes; a row stride of 64 mod 128 bytes
         # keeps the fragment reads (8 lanes: 2 rows x 64 bytes per phase) conflict-free
         # (the raw activation rows follow the weight rows, same stride: their fragment reads are the
@@ -431,7 +473,7 @@ class Config:
         # mx_n: the reduction buffer (4 partials per warps_k) reuses the activation buffers, idle after
         # the last round's barrier (every wgmma that read them was waited for before it)
         act_and_red = 2 * self.a_buf_bytes + 2 * self.sa_buf_bytes + self.red_bytes
-        if self.mx_n:
+        if self.mx_pipe:
             act_and_red = max(self.a_rounds * (self.a_buf_bytes + self.sa_buf_bytes) + self.sw_stage_bytes,
                               self.red_bytes)
         self.smem_bytes = (act_and_red
@@ -445,7 +487,7 @@ class Config:
     def from_spec(spec: dict) -> "Config":
         p = dict(spec.get("params") or {})
         unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma", "w_bulk", "mx_n",
-                            "a_rounds"}
+                            "a_rounds", "mx_bf16"}
         if unknown:  # a misspelt parameter would otherwise build the default kernel under its name
             raise ValueError(f"{FAMILY}: unknown params {sorted(unknown)}")
         return Config(
@@ -456,7 +498,7 @@ class Config:
             warps_k=p.get("warps_k", 4), groups=p.get("groups", 1),
             l2_prefetch=p.get("l2_prefetch", 128), min_blocks=p.get("min_blocks", 2),
             w_stages=p.get("w_stages", 0), mma=p.get("mma", "sync"), w_bulk=p.get("w_bulk", 0),
-            mx_n=p.get("mx_n", 0), a_rounds=p.get("a_rounds", 0),
+            mx_n=p.get("mx_n", 0), a_rounds=p.get("a_rounds", 0), mx_bf16=p.get("mx_bf16", 0),
         )
 
     def meta(self) -> dict:
@@ -474,8 +516,9 @@ class Config:
             "w_bulk": self.w_bulk,
             "w_bytes_in_flight_per_cta_bulk": self.w_bulk * self.tile_n * self.round_k * 16 // self.ve,
             "min_blocks_per_sm": self.min_blocks,
-            "mx_n": self.mx_n, "a_rounds": self.a_rounds,
+            "mx_n": self.mx_n, "a_rounds": self.a_rounds, "mx_bf16": self.mx_bf16,
             "mma": (f"wgmma.m64n{4 * self.tile_m}k32 e4m3 (A in registers, MX blocks along N)" if self.mx_n else
+                    f"wgmma.m64n{self.tile_m}k16 bf16 (A in registers, E8M0 scales folded in)" if self.mx_bf16 else
                     f"wgmma.m64n{self.tile_m}k32 e4m3 (A in registers)" if self.mma == "wgmma" else
                     "mma.sync m16n8k16 " + ("bf16" if self.mode in ("bf16", "mxfp4") else "f16 (e4m3 converted)")),
             "max_split_k": MAX_SPLIT_K,
@@ -540,20 +583,22 @@ def _make_kernel_class(cfg: Config):
     LDS_PER_VEC = VE * _SMEM_EB // 16   # 16-byte smem reads per vector of activation
     STEPS = VE // 4                     # k16 mma steps per vector pair (rows g, g+8)
     NW = G * 2 * V * 4                  # weight registers per round
-    WGMX = WG and mode in ("mxfp8", "mxfp4")  # MX through wgmma (two masked B tiles per step)
+    MXB = cfg.mx_bf16 == 1              # MXFP4 through bf16 wgmma, scales folded in (Config.mx_bf16)
+    WGMX = WG and mode in ("mxfp8", "mxfp4") and not MXB  # MX through wgmma (two masked B tiles per step)
     WVE = cfg.wve                       # weight values per lane chunk
     MXN = cfg.mx_n == 1                 # MXFP4 blocks along wgmma's N (Config.mx_n)
+    MXP = MXN or MXB                    # the staged-activation + cp.async-ring pipeline of main_mxn
     NB = 4 * TM if MXN else TM          # wgmma N
     NPART = cfg.red_parts               # partial sums per output in the final reduction
     PR = cfg.a_rounds                   # mx_n: rounds per activation stage
     MXW = cfg.round_k // 128            # mx_n: E8M0 words (4-block quads) per weight row and round
     SWE = PR * TN * MXW                 # mx_n: staged weight-scale words per stage
-    SWPT = -(-SWE // THREADS) if MXN else 0                            # mx_n: of them per thread
-    CHS = -(-(PR * cfg.a_chunks) // THREADS) if MXN else 0            # mx_n: raw chunks per thread per stage
-    SPTS = -(-(PR * cfg.sa_entries) // THREADS) if MXN else 0         # mx_n: activation scales per thread
+    SWPT = -(-SWE // THREADS) if MXP else 0                            # mx_n: of them per thread
+    CHS = -(-(PR * cfg.a_chunks) // THREADS) if MXP else 0            # mx_n: raw chunks per thread per stage
+    SPTS = -(-(PR * cfg.sa_entries) // THREADS) if MXP else 0         # mx_n: activation scales per thread
     if WGMX and mode == "mxfp4" and not MXN:
         NW = 2 * V * 2                  # 8-byte fp4 chunks
-    if MXN:
+    if MXP:
         NW = 2 * V * 4                  # rows g / g+8 x V 16-byte chunks (one 32-block each)
         NWS = 2 * V                     # their E8M0 bytes
     elif WGMX:
@@ -1155,6 +1200,7 @@ def _make_kernel_class(cfg: Config):
             cx.stg = cute.make_rmem_tensor((max(CHS * 4, 1),), Int32)
             cx.stgs = cute.make_rmem_tensor((max(SPTS, 1),), Float32)
             cx.stgw = cute.make_rmem_tensor((max(SWPT, 1),), Int32)
+            cx.stgb = cute.make_rmem_tensor((max(CHS if MXB else 0, 1),), Int32)
             self.stage_mxn_issue(cx, 0)
             for s_ in cutlass.range_constexpr(WS - 1):
                 if s_ < R:
@@ -1190,6 +1236,9 @@ def _make_kernel_class(cfg: Config):
                 v = ldg_a(cx.a_tile + Int64(m * cx.lda_b) + Int64(el) // 2, pred)
                 for q in cutlass.range_constexpr(4):
                     cx.stg[i * 4 + q] = v[q]
+                if cutlass.const_expr(MXB):
+                    # the chunk is one 32-block: its E8M0 byte (0 where the chunk is zero-filled)
+                    cx.stgb[i] = ldg_u8_p(cx.a_scale + Int64(m) * (cx.K // 32) + Int64(el >> 5), pred)
             for i in cutlass.range_constexpr(SPTS):
                 e = cx.tid + i * THREADS
                 pr = e // SAE
@@ -1228,10 +1277,19 @@ def _make_kernel_class(cfg: Config):
                     m = cc // CPR
                     j = cc - m * CPR
                     base = cx.sA + pr * ABUF
-                    for q in cutlass.range_constexpr(4):
-                        d = e2m1x8_to_e4m3(cx.stg[i * 4 + q])
-                        for w_ in cutlass.range_constexpr(2):
-                            sts_b32(base + mxn_act_word_offset(j, m, q, w_, TM, BSTEP), d[w_])
+                    if cutlass.const_expr(MXB):
+                        # A * 2^48 in bf16, as the mma.sync kernels' store_a: (q * 2^-126) * 2^126 * 2^(b - 79)
+                        mult = bf16x2_pow2(cx.stgb[i] + 48)
+                        for q in cutlass.range_constexpr(4):
+                            d = e2m1x8_to_bf16(cx.stg[i * 4 + q])
+                            for i_ in cutlass.range_constexpr(4):
+                                sts_b32(base + mxb_act_word_offset(j, m, q, i_, BSTEP),
+                                        hmul_bf16x2(hmul_bf16x2(d[i_], 0x7E807E80), mult))
+                    else:
+                        for q in cutlass.range_constexpr(4):
+                            d = e2m1x8_to_e4m3(cx.stg[i * 4 + q])
+                            for w_ in cutlass.range_constexpr(2):
+                                sts_b32(base + mxn_act_word_offset(j, m, q, w_, TM, BSTEP), d[w_])
             for i in cutlass.range_constexpr(SPTS):
                 e = cx.tid + i * THREADS
                 if e < PR * SAE:
@@ -1264,7 +1322,37 @@ def _make_kernel_class(cfg: Config):
                 for u in cutlass.range_constexpr(V):
                     # byte t of the row's word for this warp's quad u (8 rows of a warp 4 * MXW bytes apart)
                     scur[h * V + u] = lds_u8(swbuf + (rl * MXW + cx.wk * V + u) * 4 + cx.t)
-            self.round_wgmma_mxn(cx, wcur, scur, abuf, sabuf)
+            if cutlass.const_expr(MXB):
+                self.round_wgmma_mxb(cx, wcur, scur, abuf)
+            else:
+                self.round_wgmma_mxn(cx, wcur, scur, abuf, sabuf)
+
+        @cute.jit
+        def round_wgmma_mxb(self, cx, wcur, scur, abuf):
+            """MXFP4 through bf16 wgmma (Config.mx_bf16): per 16-byte chunk u (one 32-block per lane), the raw
+            words of rows g / g + 8 decoded to bf16 and multiplied by their block's scale (x 2^-48: q * 2^-126
+            * 2^(b - 49)), then eight k16 steps straight into the accumulator, one wgmma group per chunk (the
+            next chunk's decode runs while it executes). The round ends with every group waited for: the ring
+            refill reuses nothing of them, but the accumulator is read by no one else meanwhile."""
+            acc, wk = cx.acc, cx.wk
+            desc0 = smem_desc_kmajor(abuf + wk * 8 * V * BSTEP, WG_LBO, WG_SBO)
+            d = [acc[i] for i in range(TM // 2)]
+            for u in cutlass.range_constexpr(V):
+                dec = {}
+                for h in cutlass.range_constexpr(2):
+                    mult = bf16x2_pow2(scur[h * V + u] + 78)
+                    for q in cutlass.range_constexpr(4):
+                        dec[(h, q)] = [hmul_bf16x2(x, mult) for x in e2m1x8_to_bf16(wcur[(h * V + u) * 4 + q])]
+                wgmma_fence()
+                for q in cutlass.range_constexpr(4):
+                    for s_ in cutlass.range_constexpr(2):
+                        a = [dec[(h, q_)][w_] for (w_, h, q_, _) in mxb_a_quad(u, q, s_)]
+                        step = 8 * u + 2 * q + s_
+                        d = P.wgmma_bf16(TM, d, a, desc0 + Int64(step * BSTEP // 16))
+                wgmma_commit()
+            d = wgmma_wait(d)
+            for i in cutlass.range_constexpr(TM // 2):
+                acc[i] = d[i]
 
         @cute.jit
         def round_wgmma_mxn(self, cx, wcur, scur, abuf, sabuf):
@@ -1372,10 +1460,10 @@ def _make_kernel_class(cfg: Config):
             sbuf = smem.allocate_array(cutlass.Int8, cfg.smem_bytes, byte_alignment=128)
             s0 = sbuf.toint()
             sA = s0
-            sSA = sA + (PR if MXN else 2) * ABUF
-            sRED = sA if cutlass.const_expr(MXN) else sSA + 2 * SABUF   # mx_n: reuses the activation buffers
+            sSA = sA + (PR if MXP else 2) * ABUF
+            sRED = sA if cutlass.const_expr(MXP) else sSA + 2 * SABUF   # mx_n: reuses the activation buffers
             sW = (sRED + cfg.red_bytes + 127) // 128 * 128  # weight ring (w_stages > 0)
-            if cutlass.const_expr(MXN):
+            if cutlass.const_expr(MXP):
                 sW = (sA + (cfg.smem_bytes - cfg.w_stages * cfg.w_stage_bytes - 5 * 128) + 127) // 128 * 128
             if cutlass.const_expr(WGMX):
                 # both activation buffers start as zeros: staging writes only a lane pair's k
@@ -1431,7 +1519,7 @@ def _make_kernel_class(cfg: Config):
                 pass
             cx = _Ctx()
             # ---- prologue: activation of round 0 in smem, weights of round 0 in flight
-            if cutlass.const_expr(MXN):
+            if cutlass.const_expr(MXP):
                 cx.g, cx.wn, cx.n_cta, cx.N = g, wn, n_cta, N
                 cx.sSW = sSA + PR * SABUF
                 self.main_mxn(cx, sA, sSA, sW, wA, sAw, acc, tid, t, wk, rows, w, w_scale, a_tile, a_scale_tile,
@@ -1471,7 +1559,7 @@ def _make_kernel_class(cfg: Config):
                 self.load_a(anext, asnext, a_tile, a_scale_tile, lda_b, m_rows, kt_begin * TK, kend, K, nkb, tid)
             epi = self.epilogue_operands(a_scale, w_scale, bias, tid, n_cta, m0, m_rows, N, a_per_row,
                                          w_per_row, split_k, has_bias)
-            if cutlass.const_expr(WB > 0 or MXN):
+            if cutlass.const_expr(WB > 0 or MXP):
                 pass
             elif cutlass.const_expr(WS > 0):
                 for s_ in cutlass.range_constexpr(WS - 1):
@@ -1482,7 +1570,7 @@ def _make_kernel_class(cfg: Config):
                 self.load_w(None, sAw, w, rows, nb, kt_begin + wk, kend, K, nkb, w_scale, t, weights=False)
             else:
                 self.load_w(wA, sAw, w, rows, nb, kt_begin + wk, kend, K, nkb, w_scale, t)
-            if cutlass.const_expr(WB == 0 and not MXN):
+            if cutlass.const_expr(WB == 0 and not MXP):
                 self.store_a(anext, asnext, sA, sSA, m_rows, tid)
                 cute.arch.sync_threads()
 
@@ -1508,7 +1596,7 @@ def _make_kernel_class(cfg: Config):
             # and zeroed in the others (the bulk form of the zero row)
             cx.mx_keep = [Int32(0) - b2i(t < 2), Int32(0) - b2i(t >= 2)]
             cx.sW, cx.R = sW, R
-            if cutlass.const_expr(MXN):
+            if cutlass.const_expr(MXP):
                 pass   # main_mxn ran every round
             elif cutlass.const_expr(WB > 0 and mode != "mxfp4"):
                 # bulk ring: both operands come from the round's slot, no buffer alternates, so one round
@@ -1523,10 +1611,12 @@ def _make_kernel_class(cfg: Config):
                         self.round_(cx, 2 * rp + 1, wB, sBw, wA, sAw, sA + ABUF, sSA + SABUF, sA, sSA)
 
             # ---- reduce the warps_k partial sums in fixed order, scale, bias, store
-            if cutlass.const_expr(MXN):
-                # partial (wk, t): lane t's blocks of every token. The reduction buffer is the B tiles' space:
-                # every warp must be done with its last round's wgmmas first
+            if cutlass.const_expr(MXP):
+                # the reduction buffer is the B tiles' space: every warp must be done with its last round's
+                # wgmmas first
                 cute.arch.sync_threads()
+            if cutlass.const_expr(MXN):
+                # partial (wk, t): lane t's blocks of every token
                 for h in cutlass.range_constexpr(2):
                     for m in cutlass.range_constexpr(TM):
                         nl = wn * 16 + g + 8 * h
@@ -1732,7 +1822,7 @@ def adapter_cpp(ident: str, name: str, header_rel: str, ciface: str, cfg: Config
         "@THREADS@": str(cfg.threads), "@KMULT@": str(cfg.k_multiple),
         "@MAXSPLIT@": str(MAX_SPLIT_K), "@ENUM@": str(enum), "@EDEN@": str(eden),
         "@MODE@": str(_MODE_CODE[cfg.mode]), "@SBYTES@": "2" if cfg.mode == "bf16" else "1",
-        "@MXALIGN@": "4" if (cfg.w_bulk or cfg.mx_n) and cfg.mode == "mxfp4" else "1",
+        "@MXALIGN@": "4" if (cfg.w_bulk or cfg.mx_pipe) and cfg.mode == "mxfp4" else "1",
     }.items():
         text = text.replace(k, v)
     return text
