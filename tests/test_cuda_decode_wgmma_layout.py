@@ -174,6 +174,25 @@ def test_wgmma_config_sizes_the_raw_activation_buffer():
         fam.Config(op="gemm_a8w8", mma="tcgen05")
 
 
+def stage_fp4_blocks(X, tile_m, round_k, split, word_offset, value_bytes):
+    """The MX wgmma kernels' activation staging of one round as a {byte offset: value} map: raw word q
+    (8 values) of 32-block jb of token m is split into words by `split` (what the decode promises about
+    order), word i going to word_offset(jb, m, q, i), value_bytes bytes per value. No two values may
+    share a byte."""
+    smem = {}
+    for m in range(tile_m):
+        for jb in range(round_k // 32):
+            for q in range(4):
+                raw = X[m][32 * jb + 8 * q: 32 * jb + 8 * q + 8]
+                for i, word in enumerate(split(raw)):
+                    base = word_offset(jb, m, q, i)
+                    for e, value in enumerate(word):
+                        assert base + value_bytes * e not in smem, "two activation values share shared memory"
+                        smem[base + value_bytes * e] = value
+    assert len(smem) == tile_m * round_k
+    return smem
+
+
 def emulate_mxn_round(W, X, tile_m, V, warps_k):
     """mx_n (MXFP4 blocks along wgmma's N): D[wk][u][64][4 tile_m] of one round as the kernel computes
     it (chunk u of k-tile wk: four k32 steps, one per raw word), from the kernel's helpers
@@ -183,17 +202,9 @@ def emulate_mxn_round(W, X, tile_m, V, warps_k):
     tm4 = 4 * tile_m
     bstep = 32 * tm4
     round_k = warps_k * TK
-    smem = {}
-    for m in range(tile_m):
-        for jb in range(round_k // 32):
-            for q in range(4):
-                raw = X[m][32 * jb + 8 * q: 32 * jb + 8 * q + 8]
-                for w, half in enumerate(even_odd(raw)):
-                    base = fam.mxn_act_word_offset(jb, m, q, w, tile_m, bstep)
-                    for b in range(4):
-                        assert base + b not in smem, "two activation bytes share a shared-memory byte"
-                        smem[base + b] = half[b]
-    assert len(smem) == tile_m * round_k and max(smem) < round_k * tm4
+    smem = stage_fp4_blocks(X, tile_m, round_k, even_odd,
+                            lambda jb, m, q, w: fam.mxn_act_word_offset(jb, m, q, w, tile_m, bstep), 1)
+    assert max(smem) < round_k * tm4
     out = []
     for wk in range(warps_k):
         regs = thread_registers(W, wk, TK, V, 32, value_words(4))   # a 16-byte chunk: 4 words of 8 values
@@ -290,17 +301,9 @@ def emulate_mxb_round(W, X, tile_m, V, warps_k):
     TK = 128 * V
     bstep = 32 * tile_m
     round_k = warps_k * TK
-    smem = {}
-    for m in range(tile_m):
-        for jb in range(round_k // 32):
-            for q in range(4):
-                raw = X[m][32 * jb + 8 * q: 32 * jb + 8 * q + 8]
-                for i, pair in enumerate(bf16_pairs(raw)):
-                    base = fam.mxb_act_word_offset(jb, m, q, i, bstep)
-                    for e in range(2):
-                        assert base + 2 * e not in smem, "two activation values share a shared-memory word"
-                        smem[base + 2 * e] = pair[e]
-    assert len(smem) == tile_m * round_k and max(smem) < round_k * 2 * tile_m
+    smem = stage_fp4_blocks(X, tile_m, round_k, bf16_pairs,
+                            lambda jb, m, q, i: fam.mxb_act_word_offset(jb, m, q, i, bstep), 2)
+    assert max(smem) < round_k * 2 * tile_m
     D = [[0] * tile_m for _ in range(64)]
     for wk in range(warps_k):
         regs = thread_registers(W, wk, TK, V, 32, value_words(4))   # a 16-byte chunk: 4 words of 8 values
@@ -350,6 +353,13 @@ def test_mx_bf16_config():
     with pytest.raises(ValueError, match="tile_m"):
         fam.Config(op="gemm_mxfp4", tile_m=4, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", mx_bf16=1,
                    w_stages=3, a_rounds=2)
+    g2 = fam.Config(op="gemm_mxfp4", tile_m=16, tile_n=128, tile_k=128, warps_k=2, groups=2, mma="wgmma", mx_bf16=1,
+                    w_stages=4, a_rounds=4)
+    # per ring slot: 16 bytes per chunk, thread and row (two groups x rows g / g + 8)
+    assert g2.warps_n == 4 and g2.threads == 256 and g2.w_stage_bytes == 256 * 2 * 2 * 16
+    with pytest.raises(ValueError, match="groups 1 or 2"):
+        fam.Config(op="gemm_mxfp4", tile_m=2, tile_n=128, tile_k=256, warps_k=2, groups=2, mma="wgmma", mx_n=1,
+                   w_stages=4, a_rounds=7)
     with pytest.raises(ValueError, match="not with mx_n"):
         fam.Config(op="gemm_mxfp4", tile_m=8, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", mx_bf16=1, mx_n=1,
                    w_stages=3, a_rounds=2)

@@ -6,14 +6,13 @@ import pytest
 import torch
 
 import flygemm
+from gpu_outputs import POISON, check_guards, guarded_out, rel_fro
 
 pytestmark = pytest.mark.gpu_cuda
 requires_cuda = pytest.mark.skipif(
     not torch.cuda.is_available() or getattr(torch.version, "hip", None) is not None,
     reason="needs an NVIDIA GPU and a CUDA build of torch")
 
-POISON = float("nan")
-GUARD = 7.0  # written into guard rows / padding columns, must survive untouched
 
 
 def built_a16w16(in_dtype, out_dtype):
@@ -21,11 +20,6 @@ def built_a16w16(in_dtype, out_dtype):
     names = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
     return any(k["arch"] == "sm_90a" and k["op"] == "gemm_a16w16" and names.get(k["in_dtype"]) == in_dtype
                and names.get(k["out_dtype"]) == out_dtype for k in flygemm.info()["kernels"])
-
-
-def rel_fro(out, ref):
-    out, ref = out.double().cpu(), ref.double().cpu()
-    return (torch.linalg.norm(out - ref) / torch.linalg.norm(ref)).item()
 
 
 def rand_operands(M, N, K, dtype, seed):
@@ -36,19 +30,6 @@ def rand_operands(M, N, K, dtype, seed):
     return a, w, bias
 
 
-def guarded_out(M, N, dtype, device, pad_cols=24, guard_rows=3):
-    """An [M, N] view with padded rows inside a buffer whose padding and guard rows hold GUARD and
-    whose [M, N] region holds POISON (fp32/bf16/fp16 all represent both)."""
-    buf = torch.full((M + 2 * guard_rows, N + pad_cols), GUARD, dtype=dtype, device=device)
-    view = buf[guard_rows:guard_rows + M, :N]
-    view.fill_(POISON)
-    return buf, view
-
-
-def check_guards(buf, M, N, guard_rows=3):
-    assert torch.all(buf[:guard_rows] == GUARD), "write above the output"
-    assert torch.all(buf[guard_rows + M:] == GUARD), "write below the output"
-    assert torch.all(buf[guard_rows:guard_rows + M, N:] == GUARD), "write into row padding"
 
 
 @requires_cuda

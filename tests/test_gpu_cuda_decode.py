@@ -16,6 +16,7 @@ import torch
 
 import flygemm
 from flygemm import quant
+from gpu_outputs import POISON, check_guards, guarded_out, rel_fro
 
 pytestmark = pytest.mark.gpu_cuda
 requires_cuda = pytest.mark.skipif(
@@ -23,8 +24,6 @@ requires_cuda = pytest.mark.skipif(
     reason="needs an NVIDIA GPU and a CUDA build of torch")
 
 FAMILY = "gemm_splitk_decode"
-POISON = float("nan")
-GUARD = 7.0
 OPS = ["gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale", "gemm_mxfp8", "gemm_mxfp4"]
 IN_DTYPE = {"gemm_a16w16": torch.bfloat16, "gemm_a8w8": torch.float8_e4m3fn,
             "gemm_a8w8_blockscale": torch.float8_e4m3fn, "gemm_mxfp8": torch.float8_e4m3fn,
@@ -49,24 +48,6 @@ def small_k(kernel, k=1056):
 def skip_unless_built(op):
     if not decode_kernels(op):
         pytest.skip(f"no {FAMILY} kernel for {op} in this build")
-
-
-def rel_fro(out, ref):
-    out, ref = out.double().cpu(), ref.double().cpu()
-    return (torch.linalg.norm(out - ref) / torch.linalg.norm(ref)).item()
-
-
-def guarded_out(M, N, device, pad_cols=24, guard_rows=3):
-    buf = torch.full((M + 2 * guard_rows, N + pad_cols), GUARD, dtype=torch.bfloat16, device=device)
-    view = buf[guard_rows:guard_rows + M, :N]
-    view.fill_(POISON)
-    return buf, view
-
-
-def check_guards(buf, M, N, guard_rows=3):
-    assert torch.all(buf[:guard_rows] == GUARD), "write above the output"
-    assert torch.all(buf[guard_rows + M:] == GUARD), "write below the output"
-    assert torch.all(buf[guard_rows:guard_rows + M, N:] == GUARD), "write into row padding"
 
 
 def make_operands(op, M, N, K, seed, device="cuda", variant="rowwise"):
@@ -126,7 +107,7 @@ def problem(op, N, K, variant="rowwise"):
 
 
 def run_out(op, args, bias, M, N):
-    buf, view = guarded_out(M, N, "cuda")
+    buf, view = guarded_out(M, N, torch.bfloat16, "cuda")
     getattr(torch.ops.flygemm, op + "_out")(*args, bias, None, out=view)
     torch.cuda.synchronize()
     return buf, view

@@ -18,6 +18,7 @@ import torch
 
 import flygemm
 from flygemm import quant
+from gpu_outputs import check_guards, guarded_out, rel_fro
 
 pytestmark = pytest.mark.gpu_cuda
 requires_cuda = pytest.mark.skipif(
@@ -27,8 +28,6 @@ requires_cuda = pytest.mark.skipif(
 FAMILIES = ("gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale")
 TORCH_DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32,
                "fp8_e4m3fn": torch.float8_e4m3fn, "int8": torch.int8}
-POISON = float("nan")
-GUARD = 7.0
 # (M, N, K): tiny (one tile, cluster partners past both edges); odd tile counts with K tails
 # (9 K blocks of 128); even K blocks; a single K block; more tiles than SMs.
 SHAPES = [(7, 136, 208), (333, 520, 1040), (1000, 392, 1024), (129, 264, 128), (2304, 2056, 512)]
@@ -48,11 +47,6 @@ def core_kernels():
 
 def kernel_info(name):
     return next(k for k in flygemm.info()["kernels"] if k["name"] == name)
-
-
-def rel_fro(out, ref):
-    out, ref = out.double().cpu(), ref.double().cpu()
-    return (torch.linalg.norm(out - ref) / torch.linalg.norm(ref)).item()
 
 
 def operands(op, in_dtype, M, N, K, seed):
@@ -103,17 +97,14 @@ def test_every_core_kernel_matches_oracle(name, shape, monkeypatch):
     with_bias = (M + N) % 2 == 1
     args, bias, ref = reference(op, in_name, out_name, M, N, K, with_bias)
     out_dtype = TORCH_DTYPE[out_name]
-    buf = torch.full((M + 6, N + 24), GUARD, dtype=out_dtype, device="cuda")
-    view = buf[3:3 + M, :N]
-    view.fill_(POISON)
+    buf, view = guarded_out(M, N, out_dtype, "cuda")
     monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", name)
     getattr(torch.ops.flygemm, op + "_out")(
         *[t.cuda() for t in args], None if bias is None else bias.cuda(), out_dtype, out=view)
     torch.cuda.synchronize()
     monkeypatch.delenv("FLYGEMM_FORCE_KERNEL")
     assert not torch.isnan(view).any(), "output not fully written"
-    assert torch.all(buf[:3] == GUARD) and torch.all(buf[3 + M:] == GUARD), "write outside the rows"
-    assert torch.all(buf[3:3 + M, N:] == GUARD), "write into row padding"
+    check_guards(buf, M, N)
     err = rel_fro(view, ref)
     assert err <= 1e-2, f"{name} {shape}: rel err {err:.3e}"
 
@@ -151,16 +142,13 @@ def test_split_k_core_kernel_matches_oracle_and_is_deterministic(name, shape, mo
         del junk
         results = []
         for _ in range(2):
-            buf = torch.full((M + 6, N + 24), GUARD, dtype=out_dtype, device="cuda")
-            view = buf[3:3 + M, :N]
-            view.fill_(POISON)
+            buf, view = guarded_out(M, N, out_dtype, "cuda")
             monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"{name}:{split}")
             getattr(torch.ops.flygemm, op + "_out")(*dev_args, bias.cuda(), out_dtype, out=view)
             torch.cuda.synchronize()
             monkeypatch.delenv("FLYGEMM_FORCE_KERNEL")
             assert not torch.isnan(view).any(), f"split_k={split}: output not fully written"
-            assert torch.all(buf[:3] == GUARD) and torch.all(buf[3 + M:] == GUARD)
-            assert torch.all(buf[3:3 + M, N:] == GUARD), "write into row padding"
+            check_guards(buf, M, N, what=f"split_k={split}")
             err = rel_fro(view, ref)
             assert err <= 1e-2, f"{name} {shape} split_k={split}: rel err {err:.3e}"
             results.append(view.clone())

@@ -13,7 +13,7 @@ import torch
 
 import flygemm
 from flygemm import quant
-from test_gpu_cuda_decode import check_guards, guarded_out, rel_fro
+from gpu_outputs import check_guards, guarded_out, rel_fro
 
 pytestmark = pytest.mark.gpu_cuda
 requires_cuda = pytest.mark.skipif(
@@ -44,7 +44,7 @@ def operands(op, M, N, K, seed, a_gain=1.0, w_gain=1.0):
 
 
 def run_checked(op, a, w, sa, sw, bias, M, N):
-    buf, view = guarded_out(M, N, "cuda")
+    buf, view = guarded_out(M, N, torch.bfloat16, "cuda")
     getattr(torch.ops.flygemm, op + "_out")(a, w, sa, sw, bias, None, out=view)
     torch.cuda.synchronize()
     check_guards(buf, M, N)

@@ -11,6 +11,7 @@ import torch
 
 import flygemm
 from flygemm import quant
+from gpu_outputs import check_guards, guarded_out, rel_fro
 
 pytestmark = pytest.mark.gpu_cuda
 requires_cuda = pytest.mark.skipif(
@@ -19,8 +20,6 @@ requires_cuda = pytest.mark.skipif(
 
 FP8 = torch.float8_e4m3fn
 INT8 = torch.int8
-POISON = float("nan")
-GUARD = 7.0  # written into guard rows / padding columns, must survive untouched
 M_VALUES = [1, 7, 128, 1000, 4097]
 DTYPE_CODE = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32",
               FP8: "fp8_e4m3fn", INT8: "int8"}
@@ -32,24 +31,6 @@ def built(op, in_dtype, out_dtype):
                and k["out_dtype"] == DTYPE_CODE[out_dtype] for k in flygemm.info()["kernels"])
 
 
-def rel_fro(out, ref):
-    out, ref = out.double().cpu(), ref.double().cpu()
-    return (torch.linalg.norm(out - ref) / torch.linalg.norm(ref)).item()
-
-
-def guarded_out(M, N, dtype, device, pad_cols=24, guard_rows=3):
-    """An [M, N] view with padded rows inside a buffer whose padding and guard rows hold GUARD and
-    whose [M, N] region holds POISON (fp32/bf16/fp16 all represent both)."""
-    buf = torch.full((M + 2 * guard_rows, N + pad_cols), GUARD, dtype=dtype, device=device)
-    view = buf[guard_rows:guard_rows + M, :N]
-    view.fill_(POISON)
-    return buf, view
-
-
-def check_guards(buf, M, N, guard_rows=3):
-    assert torch.all(buf[:guard_rows] == GUARD), "write above the output"
-    assert torch.all(buf[guard_rows + M:] == GUARD), "write below the output"
-    assert torch.all(buf[guard_rows:guard_rows + M, N:] == GUARD), "write into row padding"
 
 
 def raw_operands(M, N, K, seed):

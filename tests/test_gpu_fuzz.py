@@ -25,6 +25,7 @@ import pytest
 import torch
 
 from flygemm import quant
+from gpu_outputs import check_guards, guarded_out, rel_fro
 
 requires_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU (CUDA or ROCm build of torch)")
 BACKEND = "rocm" if getattr(torch.version, "hip", None) is not None else "cuda"
@@ -32,8 +33,6 @@ BACKEND = "rocm" if getattr(torch.version, "hip", None) is not None else "cuda"
 SEED = int(os.environ.get("FLYGEMM_FUZZ_SEED", "20261130"))
 CASES_PER_OP = int(os.environ.get("FLYGEMM_FUZZ_CASES", "48"))
 MAX_MACS = 3e9  # the CPU oracle's work per case (M * N * K)
-POISON = float("nan")
-GUARD = 7.0
 GUARD_ROWS = 2
 
 OPS = ("gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale", "gemm_mxfp8", "gemm_mxfp4")
@@ -210,16 +209,9 @@ def run_case(case, args, bias, out_dtype):
     if case["out_pad"] is None:
         return getattr(torch.ops.flygemm, op)(*args, bias, out_dtype), None
     dt = out_dtype or (args[0].dtype if op == "gemm_a16w16" else torch.bfloat16)
-    buf = torch.full((M + 2 * GUARD_ROWS, N + case["out_pad"]), GUARD, dtype=dt, device="cuda")
-    view = buf[GUARD_ROWS:GUARD_ROWS + M, :N]
-    view.fill_(POISON)
+    buf, view = guarded_out(M, N, dt, "cuda", pad_cols=case["out_pad"], guard_rows=GUARD_ROWS)
     getattr(torch.ops.flygemm, op + "_out")(*args, bias, out_dtype, out=view)
     return view, buf
-
-
-def rel_fro(out, ref):
-    out, ref = out.double().cpu(), ref.double().cpu()
-    return (torch.linalg.norm(out - ref) / torch.linalg.norm(ref)).item()
 
 
 @requires_gpu
@@ -239,9 +231,7 @@ def test_random_case_matches_oracle(case):
     M, N = case["M"], case["N"]
     assert out.shape == (M, N) and out.dtype == ref.dtype, f"{case}: {out.shape} {out.dtype}"
     if buf is not None:
-        assert torch.all(buf[:GUARD_ROWS] == GUARD), f"{case}: write above the output"
-        assert torch.all(buf[GUARD_ROWS + M:] == GUARD), f"{case}: write below the output"
-        assert torch.all(buf[GUARD_ROWS:GUARD_ROWS + M, N:] == GUARD), f"{case}: write into row padding"
+        check_guards(buf, M, N, GUARD_ROWS, what=str(case))
     assert torch.isfinite(out).all(), f"{case}: non-finite output (missing write?)"
     err = rel_fro(out, ref)
     assert err <= 1e-2, f"{case}: rel. Frobenius error {err:.3e}"

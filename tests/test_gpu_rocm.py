@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from conftest import IN_DTYPES, call_op, make_inputs, rel_fro_err
+from gpu_outputs import POISON, check_guards, guarded_out
 
 try:
     import flygemm
@@ -27,8 +28,6 @@ requires_rocm = pytest.mark.skipif(
     getattr(torch.version, "hip", None) is None or not torch.cuda.is_available(),
     reason="needs an AMD GPU and a ROCm build of torch")
 
-POISON = float("nan")
-GUARD = 7.0  # written into guard rows / padding columns, must survive untouched
 M_VALUES = [1, 7, 128, 1000, 4097]
 N_OFF_TILE = 1040  # a multiple of 16 (the preshuffled layout), not of any tile_n
 TORCH_DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32,
@@ -71,28 +70,13 @@ def k_off_tile(op, in_name):
 
 
 # ----------------------------------------------------------------------------- helpers
-def guarded_out(M, N, dtype, pad_cols=24, guard_rows=3):
-    """An [M, N] view with padded rows inside a buffer whose padding and guard rows hold GUARD and
-    whose [M, N] region holds POISON."""
-    buf = torch.full((M + 2 * guard_rows, N + pad_cols), GUARD, dtype=dtype, device="cuda")
-    view = buf[guard_rows:guard_rows + M, :N]
-    view.fill_(POISON)
-    return buf, view
-
-
-def check_guards(buf, M, N, guard_rows=3):
-    assert torch.all(buf[:guard_rows] == GUARD), "write above the output"
-    assert torch.all(buf[guard_rows + M:] == GUARD), "write below the output"
-    assert torch.all(buf[guard_rows:guard_rows + M, N:] == GUARD), "write into row padding"
-
-
 def to_device(inp):
     mv = (lambda t: None if t is None else t.cuda())
     return inp.with_(a=mv(inp.a), w=mv(inp.w), a_scale=mv(inp.a_scale), w_scale=mv(inp.w_scale), bias=mv(inp.bias))
 
 
 def run_out(inp_dev):
-    buf, view = guarded_out(inp_dev.M, inp_dev.N, inp_dev.resolved_out_dtype)
+    buf, view = guarded_out(inp_dev.M, inp_dev.N, inp_dev.resolved_out_dtype, "cuda")
     call_op(inp_dev, out=view)
     torch.cuda.synchronize()
     return buf, view

@@ -4,6 +4,8 @@
 # tuning against the kernels the table uses now over the decode sweep's layers at M = 16..64, the issue-5
 # shapes, and (FLYGEMM_MXB_M8=1) M = 8. Every step has its own time limit, so a slow one keeps the others'
 # results; logs and winning rows (tuned.csv) in $OUT.
+#   FLYGEMM_MXB_TEST_FILES / FLYGEMM_MXB_TESTS  the pytest files and -k expression of the test step
+#   FLYGEMM_MXB_MATCH  the .wgb candidates of the tuning; FLYGEMM_MXB_NOW  the kernels they are compared with
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/flygemm_mx_bf16}
@@ -12,7 +14,7 @@ source tools/device_env.sh
 PY=${PYTHON:-python3}
 $PY setup.py build_ext --inplace > "$OUT/build.log" 2>&1 || { tail -n 30 "$OUT/build.log"; exit 1; }
 rm -f "$OUT/build.log"
-timeout "${FLYGEMM_MXB_T0:-120}" $PY -m pytest -q -rs -p no:cacheprovider tests/test_gpu_cuda_decode.py \
+timeout "${FLYGEMM_MXB_T0:-120}" $PY -m pytest -q -rs -p no:cacheprovider ${FLYGEMM_MXB_TEST_FILES:-tests/test_gpu_cuda_decode.py} \
   -k "${FLYGEMM_MXB_TESTS:-mx_bf16 or (gemm_mxfp4 and (wgmma_kernels or every_decode_kernel or special_scale))}" \
   > "$OUT/tests.log" 2>&1
 echo "tests rc $? $(tail -n 1 "$OUT/tests.log")"
@@ -25,11 +27,11 @@ step() {  # name seconds shapes match splits
     --csv "$OUT/tuned.csv" --append > "$OUT/tune-$1.log" 2>&1
   echo "$1 rc $?"
 }
-NOW="m16n64.sm90a,m16n64.wg.,m8n64.s3.p2.wgn,m8n32.sm90a"
+NOW=${FLYGEMM_MXB_NOW-m16n64.sm90a,m16n64.wg.,m8n64.s3.p2.wgn,m8n32.sm90a}
 WGB=${FLYGEMM_MXB_MATCH:-k128.s4.p8.wgb,k128.s4.p4,k128.s4.p2.wgb,k128.s3.p2.b3,m8n64.s3.p4.wgb}
 step issue "${FLYGEMM_MXB_T1:-90}" 16x16384x7168,32x16384x7168,64x16384x7168,16x2048x7168,32x2048x7168,64x2048x7168 \
-  "$WGB,k128.s4.p8.w4,$NOW" 1,2
-step sweep "${FLYGEMM_MXB_T2:-260}" "$(cat tools/tune_specs/mx_decode_sweep_m16-64.txt)" "$WGB,$NOW" 1,2
+  "$WGB${NOW:+,$NOW}" 1,2
+step sweep "${FLYGEMM_MXB_T2:-260}" "$(cat tools/tune_specs/mx_decode_sweep_m16-64.txt)" "$WGB${NOW:+,$NOW}" 1,2
 if [ "${FLYGEMM_MXB_M8:-0}" = 1 ]; then
   step m8 "${FLYGEMM_MXB_T3:-60}" "$(tr ',' '\n' < tools/tune_specs/mx_decode_sweep_m1-8.txt | grep '^8x' | paste -sd,)" \
     "m8n64.s3.p4.wgb,m8n64.s3.p2.wgn,m8n32.sm90a" 1,2

@@ -389,8 +389,11 @@ class Config:
         if self.mma == "wgmma":
             if self.mode == "bf16":
                 raise ValueError(f"{FAMILY}: mma=wgmma is implemented for fp8, blockscale and MX only")
-            if self.groups != 1 or self.warps_n != 4:
-                raise ValueError(f"{FAMILY}: mma=wgmma needs groups=1 and tile_n=64 (one warpgroup)")
+            # mx_bf16 also takes groups=2 (tile_n 128): each warp holds two 16-row groups, one wgmma per group
+            # against the same B tile, so the activation staged once per CTA serves twice the weight rows
+            if (self.groups != 1 and not (self.mx_bf16 and self.groups == 2)) or self.warps_n != 4:
+                raise ValueError(f"{FAMILY}: mma=wgmma needs tile_n=64 (one warpgroup) and groups=1 "
+                                 "(mx_bf16: groups 1 or 2, tile_n 64 or 128)")
             if (self.V % 2 and not self.mx_pipe) or (self.w_stages and not self.mx_pipe) or (self.mx_pipe and self.w_stages < 2):
                 raise ValueError(f"{FAMILY}: mma=wgmma needs tile_k a multiple of 128 and w_stages=0 "
                                  "(mx_n / mx_bf16: w_stages >= 2)")
@@ -599,8 +602,8 @@ def _make_kernel_class(cfg: Config):
     if WGMX and mode == "mxfp4" and not MXN:
         NW = 2 * V * 2                  # 8-byte fp4 chunks
     if MXP:
-        NW = 2 * V * 4                  # rows g / g+8 x V 16-byte chunks (one 32-block each)
-        NWS = 2 * V                     # their E8M0 bytes
+        NW = G * 2 * V * 4              # rows g / g+8 (of each group) x V 16-byte chunks (one 32-block each)
+        NWS = G * 2 * V                 # their E8M0 bytes
     elif WGMX:
         NWS = 2 * (V // 2)              # rows g / g+8 x the k-tile's 2V e8m0 bytes as words
     elif mode == "mxfp8":
@@ -683,13 +686,13 @@ def _make_kernel_class(cfg: Config):
             """mx_n: this lane's 16-byte chunks (one 32-block each) of rows g / g+8 for k-tile kt into
             wnext (or by cp.async into its ring cells, as load_w) and their E8M0 bytes into snext. A chunk
             at or past the slice end re-reads the slice's last block, and its scale: it meets zero activation."""
-            for h in cutlass.range_constexpr(2):
-                row = rows[h]
+            for rr_ in cutlass.range_constexpr(2 * G):   # rows g / g + 8 of each 16-row group
+                row = rows[rr_]
                 for u in cutlass.range_constexpr(V):
                     # the quad's 4 blocks start at cb (K % 128 == 0, so kend is a multiple of 128 and a quad is
                     # either inside the slice or, clamped, the slice's last quad again)
                     cb = cutlass.max(cutlass.min(kt * TK + 128 * u, kend - 128), 0)
-                    vec = h * V + u
+                    vec = rr_ * V + u
                     # cb >= 0: shifts, not (signed) divisions
                     sw_word = w_scale + Int64(row) * (K // 32) + Int64(cb >> 5)
                     if cutlass.const_expr(weights):
@@ -1313,15 +1316,15 @@ def _make_kernel_class(cfg: Config):
             cp_async_commit()
             cp_async_wait(WS - 1)
             slot = cx.sW + (r % WS) * WSTAGE
-            for vec in cutlass.range_constexpr(2 * V):
+            for vec in cutlass.range_constexpr(G * 2 * V):
                 v = lds_v4(slot + (vec * THREADS + cx.tid) * 16)
                 for j in cutlass.range_constexpr(4):
                     wcur[vec * 4 + j] = v[j]
-            for h in cutlass.range_constexpr(2):
-                rl = cx.wn * 16 + cx.g + 8 * h
+            for gh in cutlass.range_constexpr(G * 2):
+                rl = (cx.wn * G + gh // 2) * 16 + cx.g + 8 * (gh % 2)
                 for u in cutlass.range_constexpr(V):
                     # byte t of the row's word for this warp's quad u (8 rows of a warp 4 * MXW bytes apart)
-                    scur[h * V + u] = lds_u8(swbuf + (rl * MXW + cx.wk * V + u) * 4 + cx.t)
+                    scur[gh * V + u] = lds_u8(swbuf + (rl * MXW + cx.wk * V + u) * 4 + cx.t)
             if cutlass.const_expr(MXB):
                 self.round_wgmma_mxb(cx, wcur, scur, abuf)
             else:
@@ -1336,23 +1339,25 @@ def _make_kernel_class(cfg: Config):
             refill reuses nothing of them, but the accumulator is read by no one else meanwhile."""
             acc, wk = cx.acc, cx.wk
             desc0 = smem_desc_kmajor(abuf + wk * 8 * V * BSTEP, WG_LBO, WG_SBO)
-            d = [acc[i] for i in range(TM // 2)]
+            na = TM // 2                     # accumulator registers per 16-row group
+            d = [[acc[gi * na + i] for i in range(na)] for gi in range(G)]
             for u in cutlass.range_constexpr(V):
                 dec = {}
-                for h in cutlass.range_constexpr(2):
-                    mult = bf16x2_pow2(scur[h * V + u] + 78)
+                for gh in cutlass.range_constexpr(G * 2):   # (group, row g / g + 8)
+                    mult = bf16x2_pow2(scur[gh * V + u] + 78)
                     for q in cutlass.range_constexpr(4):
-                        dec[(h, q)] = [hmul_bf16x2(x, mult) for x in e2m1x8_to_bf16(wcur[(h * V + u) * 4 + q])]
+                        dec[(gh, q)] = [hmul_bf16x2(x, mult) for x in e2m1x8_to_bf16(wcur[(gh * V + u) * 4 + q])]
                 wgmma_fence()
-                for q in cutlass.range_constexpr(4):
-                    for s_ in cutlass.range_constexpr(2):
-                        a = [dec[(h, q_)][w_] for (w_, h, q_, _) in mxb_a_quad(u, q, s_)]
-                        step = 8 * u + 2 * q + s_
-                        d = P.wgmma_bf16(TM, d, a, desc0 + Int64(step * BSTEP // 16))
+                for gi in cutlass.range_constexpr(G):
+                    for q in cutlass.range_constexpr(4):
+                        for s_ in cutlass.range_constexpr(2):
+                            a = [dec[(gi * 2 + h, q_)][w_] for (w_, h, q_, _) in mxb_a_quad(u, q, s_)]
+                            step = 8 * u + 2 * q + s_
+                            d[gi] = P.wgmma_bf16(TM, d[gi], a, desc0 + Int64(step * BSTEP // 16))
                 wgmma_commit()
-            d = wgmma_wait(d)
-            for i in cutlass.range_constexpr(TM // 2):
-                acc[i] = d[i]
+            flat = wgmma_wait([x for dg in d for x in dg])
+            for i in cutlass.range_constexpr(G * na):
+                acc[i] = flat[i]
 
         @cute.jit
         def round_wgmma_mxn(self, cx, wcur, scur, abuf, sabuf):
