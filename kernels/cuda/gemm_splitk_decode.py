@@ -1,4 +1,4 @@
-"""Memory-bound split-K decode GEMMs for sm_90a (H100/H200) in CuTe DSL, for small M (M <= 16).
+"""Memory-bound split-K decode GEMMs for sm_90a (H100/H200) in CuTe DSL, for small M (M <= 16; MX up to 64).
 
     out[m, n] = round_bf16( sum_k A[m, k] * W[n, k] (dequantized) + bias[n] )   (fp32 accumulate)
 
@@ -113,6 +113,20 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     weight ring as 4-byte cp.async copies (19.8 us here): those go through L1, and a warp's 8 rows of one word
     offset meet in one shared-memory bank (4-way at a 224-byte scale row, 32-way at 256 bytes: 1 x 16384 x 8192
     took 34 us, now 21.5 us).
+  * MXFP4 through bf16 wgmma (param mx_bf16=1, the .wgb kernels): the .wgn pipeline (lane chunk = one 32-block,
+    per-thread cp.async ring, a_rounds rounds of activation and weight-scale words staged at once), but the
+    weights are decoded to bf16 (e2m1x8_to_bf16) and multiplied by their block's E8M0 scale in registers, the
+    activation likewise while it is staged - the mma.sync kernels' exact scaling (weight x 2^-48, activation
+    x 2^48). With the scales inside the operands a k16 step may mix blocks: wgmma.m64n(tile_m)k16 adds every
+    step straight into one accumulator, and the cost per weight value (~17 instructions per 8 values: the decode
+    and its scale multiply) does not grow with tile_m as the .wgn scaling does (2 tile_m FFMAs per 32 values).
+    tile_m 8 / 16 / 32 / 64, groups=2 (tile_n 128) for K = 512. Measured on the H200 (2026-12-01, kernel time):
+    16 x 16384 x 7168 30.4 us against 37.5 for m16n64 (mma.sync), 32 / 64 x 16384 x 7168 37.7 / 59.3 against
+    71.8 / 139.7 us; 1.47x geomean over the 46 decode-sweep shapes at M = 8..64 (docs/PERF.md, seventeenth
+    session). Nsight Compute at M = 16: 57% issue-slot use, stalls spread (not_selected 20%, the round-end
+    wgmma wait 7%): close to issue-bound, so more CTAs per SM (.b3) and groups=2 did not help. Deferring the
+    round-end wait to the stage end was tried and dropped: ptxas then reused the in-flight wgmmas' A registers
+    for the next round's decode without a wait (unsafe).
   * registers: 256 threads, min 2 CTAs/SM (nvvm.minctasm) -> <= 128 registers; 2 x (weights of
     one round) per thread = 2 x 128 B (bf16/fp8, tile_k 128/256) or 2 x 64 B (MX), i.e. 64 KiB
     (32 KiB for MX) of weights in flight per SM plus the next round's activation.
