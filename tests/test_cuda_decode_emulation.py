@@ -662,3 +662,24 @@ def test_bulk_rounds_cover_the_slice_once(K, split_k):
                             assert c in copied and c + VE - 1 in copied
                             seen[c:c + VE] += 1
     assert (seen == 1).all()
+
+
+def test_e4m3_bit_move_to_bf16_is_exact_and_nan_codes_are_flagged():
+    """The mx_bf16 MXFP8 decode (_ptx.e4m3x4_to_bf16 / e4m3x4_nan_bits, same formulas): every e4m3fn code
+    moved into bf16 (sign to bit 15, the 7 exponent / mantissa bits to bits 4..10) is value x 2^-120 exactly,
+    subnormals included; the two NaN codes become a finite 480 x 2^-120 there, and exactly they set bit 7 of
+    their byte in the NaN bits (so the kernel gives their block a NaN factor)."""
+    codes = list(range(256))
+    for b0 in codes:
+        x = b0 | (((b0 + 37) & 0xFF) << 8) | (((b0 + 101) & 0xFF) << 16) | (((b0 + 199) & 0xFF) << 24)
+        even = u32(((x << 4) & 0x07F007F0) | ((x << 8) & 0x80008000))
+        odd = u32(((x >> 4) & 0x07F007F0) | (x & 0x80008000))
+        nan_bits = u32((x & 0x7F7F7F7F) + 0x01010101) & 0x80808080
+        bytes_ = [(x >> (8 * i)) & 0xFF for i in range(4)]
+        halves = [even & 0xFFFF, odd & 0xFFFF, even >> 16, odd >> 16]   # pairs (0, 2) and (1, 3)
+        for i, (b, h) in enumerate(zip(bytes_, halves)):
+            is_nan = (b & 0x7F) == 0x7F
+            assert bool(nan_bits & (0x80 << (8 * i))) == is_nan, hex(b)
+            got = bf16_bits_to_f(h) * 2.0 ** 120
+            want = 480.0 * (-1 if b & 0x80 else 1) if is_nan else float(E4M3_TABLE[b])
+            assert got == want, (hex(b), got, want)

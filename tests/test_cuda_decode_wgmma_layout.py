@@ -174,16 +174,16 @@ def test_wgmma_config_sizes_the_raw_activation_buffer():
         fam.Config(op="gemm_a8w8", mma="tcgen05")
 
 
-def stage_fp4_blocks(X, tile_m, round_k, split, word_offset, value_bytes):
+def stage_mx_blocks(X, tile_m, round_k, split, word_offset, value_bytes, word_values=8):
     """The MX wgmma kernels' activation staging of one round as a {byte offset: value} map: raw word q
-    (8 values) of 32-block jb of token m is split into words by `split` (what the decode promises about
-    order), word i going to word_offset(jb, m, q, i), value_bytes bytes per value. No two values may
-    share a byte."""
+    (word_values values: 8 e2m1 or 4 e4m3) of 32-block jb of token m is split into words by `split` (what
+    the decode promises about order), word i going to word_offset(jb, m, q, i), value_bytes bytes per
+    value. No two values may share a byte."""
     smem = {}
     for m in range(tile_m):
         for jb in range(round_k // 32):
-            for q in range(4):
-                raw = X[m][32 * jb + 8 * q: 32 * jb + 8 * q + 8]
+            for q in range(32 // word_values):
+                raw = X[m][32 * jb + word_values * q: 32 * jb + word_values * (q + 1)]
                 for i, word in enumerate(split(raw)):
                     base = word_offset(jb, m, q, i)
                     for e, value in enumerate(word):
@@ -202,7 +202,7 @@ def emulate_mxn_round(W, X, tile_m, V, warps_k):
     tm4 = 4 * tile_m
     bstep = 32 * tm4
     round_k = warps_k * TK
-    smem = stage_fp4_blocks(X, tile_m, round_k, even_odd,
+    smem = stage_mx_blocks(X, tile_m, round_k, even_odd,
                             lambda jb, m, q, w: fam.mxn_act_word_offset(jb, m, q, w, tile_m, bstep), 1)
     assert max(smem) < round_k * tm4
     out = []
@@ -301,7 +301,7 @@ def emulate_mxb_round(W, X, tile_m, V, warps_k):
     TK = 128 * V
     bstep = 32 * tile_m
     round_k = warps_k * TK
-    smem = stage_fp4_blocks(X, tile_m, round_k, bf16_pairs,
+    smem = stage_mx_blocks(X, tile_m, round_k, bf16_pairs,
                             lambda jb, m, q, i: fam.mxb_act_word_offset(jb, m, q, i, bstep), 2)
     assert max(smem) < round_k * 2 * tile_m
     D = [[0] * tile_m for _ in range(64)]
@@ -364,8 +364,65 @@ def test_mx_bf16_config():
         fam.Config(op="gemm_mxfp4", tile_m=8, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", mx_bf16=1, mx_n=1,
                    w_stages=3, a_rounds=2)
     with pytest.raises(ValueError, match="mx_bf16 is implemented"):
-        fam.Config(op="gemm_mxfp8", tile_m=8, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", mx_bf16=1,
+        fam.Config(op="gemm_a8w8", tile_m=8, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", mx_bf16=1,
                    w_stages=3, a_rounds=2)
     with pytest.raises(ValueError, match="w_stages >= 2"):
         fam.Config(op="gemm_mxfp4", tile_m=16, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", mx_bf16=1,
                    a_rounds=2)
+
+
+def e4m3_pairs(values4):
+    """What _ptx.e4m3x4_to_bf16 promises about order: 4 bytes (values) -> 2 words of two 16-bit values,
+    pairs (0, 2) and (1, 3), the first of a pair in the low half."""
+    return [[values4[0], values4[2]], [values4[1], values4[3]]]
+
+
+def emulate_mxb8_round(W, X, tile_m, V, warps_k):
+    """mx_bf16 with MXFP8: D[64][tile_m] of one round from mxb8_act_word_offset / mxb8_a_quad and the
+    16-bit hardware model of emulate_mxb_round. A lane's unit is one 32-block: 8 raw words of 4 values."""
+    TK = 128 * V
+    bstep = 32 * tile_m
+    round_k = warps_k * TK
+    smem = stage_mx_blocks(X, tile_m, round_k, e4m3_pairs,
+                           lambda jb, m, q8, i: fam.mxb8_act_word_offset(jb, m, q8, i, bstep), 2, word_values=4)
+    assert max(smem) < round_k * 2 * tile_m
+    D = [[0] * tile_m for _ in range(64)]
+    words4 = lambda row, col: [row[col + 4 * q: col + 4 * q + 4] for q in range(8)]  # noqa: E731
+    for wk in range(warps_k):
+        regs = thread_registers(W, wk, TK, V, 32, words4)
+        for u in range(V):
+            for s8 in range(8):
+                A = [[None] * 16 for _ in range(64)]
+                for (wi, lane), words in regs.items():
+                    g, t = lane // 4, lane % 4
+                    for r, (w_, h) in enumerate(fam.mxb8_a_quad(s8)):
+                        v1, v2 = r % 2, r // 2
+                        for e in range(2):
+                            A[16 * wi + g + 8 * v1][2 * t + e + 8 * v2] = e4m3_pairs(words[(h * V + u) * 8 + s8])[w_][e]
+                start = (wk * 8 * V + 8 * u + s8) * bstep
+                for n in range(tile_m):
+                    col = [smem.get(start + (k // 8) * fam.WG_LBO + (n // 8) * fam.WG_SBO + (n % 8) * 16
+                                    + 2 * (k % 8), 0) for k in range(16)]
+                    for mrow in range(64):
+                        D[mrow][n] += sum(A[mrow][k] * col[k] for k in range(16))
+    return D
+
+
+@pytest.mark.parametrize("tile_m, V", [(8, 2), (16, 1), (32, 1)])
+def test_wgmma_mx_bf16_fp8_operand_layouts_compute_the_round_product(tile_m, V):
+    warps_k = 2
+    round_k = warps_k * 128 * V
+    rnd = random.Random(tile_m * 11 + V)
+    W = [[rnd.randint(-6, 6) for _ in range(round_k)] for _ in range(64)]
+    X = [[rnd.randint(-6, 6) for _ in range(round_k)] for _ in range(tile_m)]
+    D = emulate_mxb8_round(W, X, tile_m, V, warps_k)
+    want = [[sum(W[r][k] * X[n][k] for k in range(round_k)) for n in range(tile_m)] for r in range(64)]
+    assert D == want
+
+
+def test_mx_bf16_fp8_config():
+    cfg = fam.Config(op="gemm_mxfp8", tile_m=16, tile_n=64, tile_k=128, warps_k=2, mma="wgmma", mx_bf16=1,
+                     w_stages=4, a_rounds=4)
+    # a lane's unit is a 32-byte block: two 16-byte vectors per row and unit in the ring
+    assert cfg.V == 1 and cfg.unit_vectors == 2 and cfg.w_stage_bytes == 256 * 2 * 1 * 32
+    assert cfg.sa_buf_bytes == 0 and cfg.k_multiple == 128 and cfg.a_buf_bytes == 256 * 2 * 16

@@ -216,19 +216,19 @@ def test_wgmma_kernels_over_many_rounds(op, monkeypatch):
 
 
 @requires_cuda
-def test_mx_bf16_kernels_over_several_token_tiles(monkeypatch):
-    """The MXFP4 bf16-wgmma decode kernels (meta mx_bf16: tile_m up to 64, the E8M0 scales folded into
+@pytest.mark.parametrize("op", ["gemm_mxfp8", "gemm_mxfp4"])
+def test_mx_bf16_kernels_over_several_token_tiles(op, monkeypatch):
+    """The MX bf16-wgmma decode kernels (meta mx_bf16: tile_m up to 64, the E8M0 scales folded into
     both operands) with M from part of one token tile to more than one (17, 40, 64, 70), ragged N,
     K = 7168 (many rounds and activation stages), split_k 1 and one that does not divide the K tiles,
     quantized and random per-block scales; NaN-poisoned output with guard rows, two runs bitwise equal."""
-    op = "gemm_mxfp4"
     wgb = [k for k in decode_kernels(op) if k["meta"].get("mx_bf16")]
     if not wgb:
-        pytest.skip("no mx_bf16 decode kernel in this build")
+        pytest.skip(f"no mx_bf16 decode kernel for {op} in this build")
     N, K, M_MAX = 272, 7168, 70
     for variant in ("rowwise", "random_scales"):
         args, bias = make_operands(op, M_MAX, N, K, seed=4242 + len(variant), variant=variant)
-        ref = torch.ops.flygemm.gemm_mxfp4(*(t.cpu() for t in args), bias.cpu())
+        ref = getattr(torch.ops.flygemm, op)(*(t.cpu() for t in args), bias.cpu())
         for k in wgb:
             kt = -(-K // k["tile"][2])
             for s in sorted({1, non_dividing_split(kt)}):
@@ -299,6 +299,37 @@ def test_mx_decode_special_scale_bytes(op, monkeypatch):
     sa.view(torch.uint8)[3, 100] = 255
     args = (a, w, sa, sw)
     ref = getattr(torch.ops.flygemm, op)(*(t.cpu() for t in args), bias.cpu())
+    nan_ref = torch.isnan(ref)
+    assert nan_ref[:, 5].all() and nan_ref[3].all() and nan_ref.sum() == M + N - 1
+    for k in decode_kernels(op):
+        if K % max(1, k["requires_k_multiple"]):
+            continue
+        for s in (1, 3):
+            monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"{k['name']}:{s}")
+            buf, view = run_out(op, args, bias, M, N)
+            check_guards(buf, M, N)
+            out = view.float().cpu()
+            assert not torch.isfinite(out[nan_ref]).any(), f"{k['name']}:{s}: finite where NaN"
+            err = rel_fro(out[~nan_ref], ref[~nan_ref])
+            assert err <= 1e-2, f"{k['name']}:{s}: rel err {err:.3e}"
+    monkeypatch.delenv("FLYGEMM_FORCE_KERNEL")
+
+
+@requires_cuda
+def test_mxfp8_decode_nan_elements(monkeypatch):
+    """e4m3fn NaN codes in the data (0x7F in a weight, 0xFF in an activation): every MXFP8 decode kernel,
+    split_k 1 and 3, M = 16 must give a non-finite output where the oracle's is NaN (the weight's column,
+    the token's row) and match the oracle elsewhere. The bf16-wgmma kernels decode e4m3 by a bit move that
+    would turn the code into a finite 480, so they give such a block a NaN scale factor."""
+    op = "gemm_mxfp8"
+    skip_unless_built(op)
+    N, K, M = 272, 7168, 16
+    (a, w, sa, sw), bias = make_operands(op, M, N, K, seed=91)
+    a, w = a.clone(), w.clone()
+    w.view(torch.uint8)[5, 1000] = 0x7F
+    a.view(torch.uint8)[3, 2049] = 0xFF
+    args = (a, w, sa, sw)
+    ref = torch.ops.flygemm.gemm_mxfp8(*(t.cpu() for t in args), bias.cpu())
     nan_ref = torch.isnan(ref)
     assert nan_ref[:, 5].all() and nan_ref[3].all() and nan_ref.sum() == M + N - 1
     for k in decode_kernels(op):

@@ -188,6 +188,19 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
                 band(umul(band(x8, 0x000F000F), 0x1040), msk),
                 band(umul(band(x8, 0x00F000F0), 0x104), msk)]
 
+    def e4m3x4_to_bf16(x):
+        """4 e4m3 bytes -> two bf16x2 words holding value * 2^-120 (exact for every code, subnormals too: the 7
+        exponent / mantissa bits move to bf16 bits 4..10, the sign to bit 15), pairs (0, 2) and (1, 3)."""
+        even = bop("or.b32", band(bshl(x, 4), 0x07F007F0), band(bshl(x, 8), 0x80008000))
+        odd = bop("or.b32", band(bshr(x, 4), 0x07F007F0), band(x, 0x80008000))
+        return [even, odd]
+
+    def e4m3x4_nan_bits(x):
+        """Bit 7 of byte i set iff byte i of x is an e4m3fn NaN code (0x7F / 0xFF), once masked with 0x80808080
+        (OR several words first): e4m3x4_to_bf16 maps those codes to 480 x 2^-120, so callers turn the block's
+        factor into NaN instead."""
+        return bop("add.u32", band(x, 0x7F7F7F7F), 0x01010101)
+
     def e2m1x8_to_e4m3(x):
         """8 e2m1 nibbles -> two words of 4 e4m3 bytes holding value * 2^-6 (exact for all 16 codes,
         subnormal 0.5 included: sign to bit 7, the 3 magnitude bits to bits 2..4), the even nibbles

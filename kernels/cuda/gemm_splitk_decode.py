@@ -257,6 +257,21 @@ def mxb_act_word_offset(jb, m, q, i, bstep):
     return step * bstep + (m // 8) * WG_SBO + (i % 2) * WG_LBO + (m % 8) * 16 + 4 * (jb % 4)
 
 
+def mxb8_a_quad(q8):
+    """mx_bf16, MXFP8: (decoded word, row half h) of A-fragment slots {a0, a1, a2, a3} for k16 step 8u + q8 of
+    a lane's 32-byte unit u: raw word q8 (4 e4m3 values) of rows g (h = 0) and g + 8 (h = 1) decodes
+    (e4m3x4_to_bf16) into pairs 0 (values 0, 2: k slots 2t, 2t + 1, a0 / a1) and 1 (values 1, 3: a2 / a3)."""
+    return [(w, h) for w in (0, 1) for h in (0, 1)]
+
+
+def mxb8_act_word_offset(jb, m, q8, i, bstep):
+    """mx_bf16, MXFP8: byte offset in the round's activation buffer of bf16 pair word i (e4m3x4_to_bf16) of raw
+    word q8 (values 4 q8 .. 4 q8 + 3) of 32-block jb (round-relative) of token m: k16 step 8 (jb // 4) + q8, core
+    matrix i, lane j = jb % 4's k slots (as mxb_act_word_offset)."""
+    step = 8 * (jb // 4) + q8
+    return step * bstep + (m // 8) * WG_SBO + i * WG_LBO + (m % 8) * 16 + 4 * (jb % 4)
+
+
 def mxn_d_index(h, m):
     """mx_n: accumulator register of row g + 8h, token m (column 8 (m // 2) + 2t + m % 2)."""
     return (m // 2) * 4 + 2 * h + m % 2
@@ -327,8 +342,9 @@ class Config:
             # so the cost per weight value does not grow with tile_m (the .wgn kernels spend 2 tile_m
             # FFMAs per 32 values and row, which made tile_m 16 lose to mma.sync). wgmma.m64n(tile_m)k16.
             # Lane chunks, ring and staging are those of the .wgn kernels (a 16-byte chunk = one block).
-            if self.mma != "wgmma" or self.mode != "mxfp4":
-                raise ValueError(f"{FAMILY}: mx_bf16 is implemented for gemm_mxfp4 with mma=wgmma")
+            # MXFP8 the same way (e4m3 -> bf16 is a bit move): a lane's unit is one 32-block of 32 bytes there
+            if self.mma != "wgmma" or self.mode not in ("mxfp4", "mxfp8"):
+                raise ValueError(f"{FAMILY}: mx_bf16 is implemented for gemm_mxfp4 / gemm_mxfp8 with mma=wgmma")
             self.wve = 32
         # mx_n: the activation of a_rounds rounds is staged at once (B tiles of every round of the group in
         # shared memory), so the rounds in between need no barrier: the warps run through them on their own
@@ -441,7 +457,7 @@ class Config:
         self.a_chunks_per_thread = -(-self.a_chunks // self.threads)
         if self.mode == "fp8blk":
             self.sa_cols = self.round_k // 128
-        elif self.mode == "mxfp8" or self.wg_variants == 2 or self.mx_n:
+        elif (self.mode == "mxfp8" and not self.mx_bf16) or self.wg_variants == 2 or self.mx_n:
             self.sa_cols = self.round_k // 32
         else:
             self.sa_cols = 0
@@ -453,7 +469,9 @@ class Config:
         self.red_parts = self.warps_k * (4 if self.mx_n else 1)
         self.red_bytes = self.red_parts * self.tile_m * self.red_stride * 4
         self.zero_bytes = 0
-        self.w_stage_bytes = self.threads * self.groups * 2 * self.V * 16  # one round of weights
+        # one round of weights (mx_bf16 MXFP8: a lane's unit is a 32-byte block, two 16-byte vectors)
+        self.unit_vectors = 2 if self.mx_bf16 and self.mode == "mxfp8" else 1
+        self.w_stage_bytes = self.threads * self.groups * 2 * self.V * 16 * self.unit_vectors
         # mx_n: the E8M0 words of the weight rows (one per row and 4-block quad) are staged with the
         # activation, a_rounds rounds at once: [round][row][word]
         self.sw_stage_bytes = self.a_rounds * self.tile_n * (self.round_k // 128) * 4 if self.mx_pipe else 0
@@ -559,6 +577,14 @@ def _make_kernel_class(cfg: Config):
         P.sts_b32, P.fence_proxy_async, P.wgmma_fence, P.wgmma_commit, P.wgmma_wait, P.smem_desc_kmajor,
         P.wgmma_e4m3)
     ldg_w8, ldg_b32, ldg_b32_p, e2m1x8_to_e4m3 = P.ldg_w8, P.ldg_b32, P.ldg_b32_p, P.e2m1x8_to_e4m3
+    e4m3x4_to_bf16, e4m3x4_nan_bits = P.e4m3x4_to_bf16, P.e4m3x4_nan_bits
+
+    def nan_if_any(mult, bits):
+        """mx_bf16 MXFP8: the bf16x2 scale factor, made NaN where `bits` (OR of e4m3x4_nan_bits) flags an e4m3
+        NaN code: the block's products become NaN, as the oracle's sum does (the bit-move decode would make the
+        code a finite 480)."""
+        flag = Int32(0) - b2i(band(bits, 0x80808080) != 0)
+        return bop("or.b32", mult, band(flag, 0x7FC07FC0))
     mbar_init, fence_mbar_init, mbar_arrive_expect_tx, mbar_wait, bulk_g2s = (
         P.mbar_init, P.fence_mbar_init, P.mbar_arrive_expect_tx, P.mbar_wait, P.bulk_g2s)
     lds_u8 = P.lds_u8
@@ -605,6 +631,8 @@ def _make_kernel_class(cfg: Config):
     WVE = cfg.wve                       # weight values per lane chunk
     MXN = cfg.mx_n == 1                 # MXFP4 blocks along wgmma's N (Config.mx_n)
     MXP = MXN or MXB                    # the staged-activation + cp.async-ring pipeline of main_mxn
+    MX8 = MXB and mode == "mxfp8"       # mx_bf16 MXFP8: a lane's unit is a 32-byte block
+    UV = cfg.unit_vectors               # 16-byte vectors per lane unit (MX8: 2)
     NB = 4 * TM if MXN else TM          # wgmma N
     NPART = cfg.red_parts               # partial sums per output in the final reduction
     PR = cfg.a_rounds                   # mx_n: rounds per activation stage
@@ -616,7 +644,7 @@ def _make_kernel_class(cfg: Config):
     if WGMX and mode == "mxfp4" and not MXN:
         NW = 2 * V * 2                  # 8-byte fp4 chunks
     if MXP:
-        NW = G * 2 * V * 4              # rows g / g+8 (of each group) x V 16-byte chunks (one 32-block each)
+        NW = G * 2 * V * 4 * UV         # rows g / g+8 (of each group) x V lane units (one 32-block each)
         NWS = G * 2 * V                 # their E8M0 bytes
     elif WGMX:
         NWS = 2 * (V // 2)              # rows g / g+8 x the k-tile's 2V e8m0 bytes as words
@@ -710,14 +738,19 @@ def _make_kernel_class(cfg: Config):
                     # cb >= 0: shifts, not (signed) divisions
                     sw_word = w_scale + Int64(row) * (K // 32) + Int64(cb >> 5)
                     if cutlass.const_expr(weights):
-                        addr = w + Int64(row) * (Int64(K) >> 1) + Int64((cb >> 1) + 16 * t)
-                        if cutlass.const_expr(slot is not None):
-                            # (the quad's E8M0 words are staged with the activation: stage_mxn_issue)
-                            cp_async_16(slot + (vec * THREADS + tid) * 16, addr)
+                        if cutlass.const_expr(MX8):   # one byte per value: the unit is 32 bytes
+                            addr = w + Int64(row) * Int64(K) + Int64(cb + 32 * t)
                         else:
-                            v = ldg_w(addr)
-                            for j in cutlass.range_constexpr(4):
-                                wnext[vec * 4 + j] = v[j]
+                            addr = w + Int64(row) * (Int64(K) >> 1) + Int64((cb >> 1) + 16 * t)
+                        for h2 in cutlass.range_constexpr(UV):
+                            cell = vec * UV + h2
+                            if cutlass.const_expr(slot is not None):
+                                # (the quad's E8M0 words are staged with the activation: stage_mxn_issue)
+                                cp_async_16(slot + (cell * THREADS + tid) * 16, addr + Int64(16 * h2))
+                            else:
+                                v = ldg_w(addr + Int64(16 * h2))
+                                for j in cutlass.range_constexpr(4):
+                                    wnext[cell * 4 + j] = v[j]
                     if cutlass.const_expr(scales):
                         snext[vec] = ldg_u8(sw_word + Int64(t))
 
@@ -1250,7 +1283,7 @@ def _make_kernel_class(cfg: Config):
                 j = cc - m * CPR
                 el = (cx.kt_begin + (r0 + pr) * WK) * TK + j * VE
                 pred = b2i(c < PR * NCH) & b2i(pr < nr) & b2i(m < cx.m_rows) & b2i(el < cx.kend)
-                v = ldg_a(cx.a_tile + Int64(m * cx.lda_b) + Int64(el) // 2, pred)
+                v = ldg_a(cx.a_tile + Int64(m * cx.lda_b) + Int64(el) * 16 // VE, pred)
                 for q in cutlass.range_constexpr(4):
                     cx.stg[i * 4 + q] = v[q]
                 if cutlass.const_expr(MXB):
@@ -1294,7 +1327,18 @@ def _make_kernel_class(cfg: Config):
                     m = cc // CPR
                     j = cc - m * CPR
                     base = cx.sA + pr * ABUF
-                    if cutlass.const_expr(MXB):
+                    if cutlass.const_expr(MX8):
+                        # A * 2^48 in bf16: (q * 2^-120) * 2^120 * 2^(b - 79); chunk j is half j % 2 of block j // 2
+                        nb = e4m3x4_nan_bits(cx.stg[i * 4])
+                        for q in cutlass.range_constexpr(1, 4):
+                            nb = bop("or.b32", nb, e4m3x4_nan_bits(cx.stg[i * 4 + q]))
+                        mult = nan_if_any(bf16x2_pow2(cx.stgb[i] + 48), nb)
+                        for q in cutlass.range_constexpr(4):
+                            d = e4m3x4_to_bf16(cx.stg[i * 4 + q])
+                            for i_ in cutlass.range_constexpr(2):
+                                sts_b32(base + mxb8_act_word_offset(j // 2, m, 4 * (j % 2) + q, i_, BSTEP),
+                                        hmul_bf16x2(hmul_bf16x2(d[i_], 0x7B807B80), mult))
+                    elif cutlass.const_expr(MXB):
                         # A * 2^48 in bf16, as the mma.sync kernels' store_a: (q * 2^-126) * 2^126 * 2^(b - 79)
                         mult = bf16x2_pow2(cx.stgb[i] + 48)
                         for q in cutlass.range_constexpr(4):
@@ -1330,7 +1374,7 @@ def _make_kernel_class(cfg: Config):
             cp_async_commit()
             cp_async_wait(WS - 1)
             slot = cx.sW + (r % WS) * WSTAGE
-            for vec in cutlass.range_constexpr(G * 2 * V):
+            for vec in cutlass.range_constexpr(G * 2 * V * UV):
                 v = lds_v4(slot + (vec * THREADS + cx.tid) * 16)
                 for j in cutlass.range_constexpr(4):
                     wcur[vec * 4 + j] = v[j]
@@ -1358,16 +1402,28 @@ def _make_kernel_class(cfg: Config):
             for u in cutlass.range_constexpr(V):
                 dec = {}
                 for gh in cutlass.range_constexpr(G * 2):   # (group, row g / g + 8)
-                    mult = bf16x2_pow2(scur[gh * V + u] + 78)
-                    for q in cutlass.range_constexpr(4):
-                        dec[(gh, q)] = [hmul_bf16x2(x, mult) for x in e2m1x8_to_bf16(wcur[(gh * V + u) * 4 + q])]
+                    if cutlass.const_expr(MX8):
+                        # q * 2^-120 * 2^(b - 55) = q * 2^(b - 127) * 2^-48
+                        base = (gh * V + u) * 8
+                        nb = e4m3x4_nan_bits(wcur[base])
+                        for q8 in cutlass.range_constexpr(1, 8):
+                            nb = bop("or.b32", nb, e4m3x4_nan_bits(wcur[base + q8]))
+                        mult = nan_if_any(bf16x2_pow2(scur[gh * V + u] + 72), nb)
+                        for q8 in cutlass.range_constexpr(8):
+                            dec[(gh, q8)] = [hmul_bf16x2(x, mult)
+                                             for x in e4m3x4_to_bf16(wcur[(gh * V + u) * 8 + q8])]
+                    else:
+                        mult = bf16x2_pow2(scur[gh * V + u] + 78)
+                        for q in cutlass.range_constexpr(4):
+                            dec[(gh, q)] = [hmul_bf16x2(x, mult) for x in e2m1x8_to_bf16(wcur[(gh * V + u) * 4 + q])]
                 wgmma_fence()
                 for gi in cutlass.range_constexpr(G):
-                    for q in cutlass.range_constexpr(4):
-                        for s_ in cutlass.range_constexpr(2):
-                            a = [dec[(gi * 2 + h, q_)][w_] for (w_, h, q_, _) in mxb_a_quad(u, q, s_)]
-                            step = 8 * u + 2 * q + s_
-                            d[gi] = P.wgmma_bf16(TM, d[gi], a, desc0 + Int64(step * BSTEP // 16))
+                    for s8 in cutlass.range_constexpr(8):   # k16 step 8u + s8 of the unit
+                        if cutlass.const_expr(MX8):
+                            a = [dec[(gi * 2 + h, s8)][w_] for (w_, h) in mxb8_a_quad(s8)]
+                        else:
+                            a = [dec[(gi * 2 + h, q_)][w_] for (w_, h, q_, _) in mxb_a_quad(u, s8 // 2, s8 % 2)]
+                        d[gi] = P.wgmma_bf16(TM, d[gi], a, desc0 + Int64((8 * u + s8) * BSTEP // 16))
                 wgmma_commit()
             flat = wgmma_wait([x for dg in d for x in dg])
             for i in cutlass.range_constexpr(G * na):
@@ -1496,7 +1552,7 @@ def _make_kernel_class(cfg: Config):
                 # any thread stages round 0 there (without this barrier a late warp's zeros erased
                 # staged activation: wrong and non-reproducible sums)
                 cute.arch.sync_threads()
-            if cutlass.const_expr(mode == "mxfp8" and not WGMX and WB == 0):
+            if cutlass.const_expr(mode == "mxfp8" and not WGMX and WB == 0 and not MXP):
                 # the zero row (row TM) of both activation buffers
                 for i in cutlass.range_constexpr(-(-(2 * STRIDE // 16) // THREADS)):
                     e = tid + i * THREADS
@@ -1527,7 +1583,7 @@ def _make_kernel_class(cfg: Config):
             if cutlass.const_expr(mode == "mxfp4" and not WGMX):
                 asnext = cute.make_rmem_tensor((CH,), Int32)
             elif cutlass.const_expr(mode == "fp8blk" or mode == "mxfp8" or WGMX):
-                asnext = cute.make_rmem_tensor((SAPT,), Float32)
+                asnext = cute.make_rmem_tensor((max(SAPT, 1),), Float32)
             else:
                 asnext = cute.make_rmem_tensor((1,), Int32)
             acc = cute.make_rmem_tensor((2 * TM if MXN else G * MT * 4,), Float32)
@@ -1841,7 +1897,8 @@ def adapter_cpp(ident: str, name: str, header_rel: str, ciface: str, cfg: Config
         "@THREADS@": str(cfg.threads), "@KMULT@": str(cfg.k_multiple),
         "@MAXSPLIT@": str(MAX_SPLIT_K), "@ENUM@": str(enum), "@EDEN@": str(eden),
         "@MODE@": str(_MODE_CODE[cfg.mode]), "@SBYTES@": "2" if cfg.mode == "bf16" else "1",
-        "@MXALIGN@": "4" if (cfg.w_bulk or cfg.mx_pipe) and cfg.mode == "mxfp4" else "1",
+        "@MXALIGN@": "4" if ((cfg.w_bulk and cfg.mode == "mxfp4") or (cfg.mx_pipe and cfg.mode in ("mxfp4", "mxfp8")))
+        else "1",
     }.items():
         text = text.replace(k, v)
     return text
