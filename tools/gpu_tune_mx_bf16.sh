@@ -8,7 +8,7 @@
 #   FLYGEMM_MXB_MATCH  the .wgb candidates of the tuning; FLYGEMM_MXB_NOW  the kernels they are compared with
 #   FLYGEMM_MXB_OP     the op (default gemm_mxfp4; gemm_mxfp8 for the MXFP8 .wgb kernels)
 #   FLYGEMM_MXB_SAN=1  compute-sanitizer memcheck over the op's .wgb kernels after the tests
-#   FLYGEMM_MXB_EXTRA  more shapes for the issue step (MxNxK,...)
+#   FLYGEMM_MXB_EXTRA  more shapes for the issue step (MxNxK,...); FLYGEMM_MXB_TUNE=0 skips the tuning
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/flygemm_mx_bf16}
@@ -39,6 +39,7 @@ step() {  # name seconds shapes match splits
 }
 NOW=${FLYGEMM_MXB_NOW-m16n64.sm90a,m16n64.wg.,m8n64.s3.p2.wgn,m8n32.sm90a}
 WGB=${FLYGEMM_MXB_MATCH:-k128.s4.p8.wgb,k128.s4.p4,k128.s4.p2.wgb,k128.s3.p2.b3,m8n64.s3.p4.wgb}
+if [ "${FLYGEMM_MXB_TUNE:-1}" = 0 ]; then exit 0; fi   # tests / memcheck / profile only
 step issue "${FLYGEMM_MXB_T1:-90}" 16x16384x7168,32x16384x7168,64x16384x7168,16x2048x7168,32x2048x7168,64x2048x7168${FLYGEMM_MXB_EXTRA:+,$FLYGEMM_MXB_EXTRA} \
   "$WGB${NOW:+,$NOW}" 1,2
 step sweep "${FLYGEMM_MXB_T2:-260}" "$(cat tools/tune_specs/mx_decode_sweep_m16-64.txt)" "$WGB${NOW:+,$NOW}" 1,2
