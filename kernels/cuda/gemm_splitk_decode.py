@@ -127,6 +127,10 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     wgmma wait 7%): close to issue-bound, so more CTAs per SM (.b3) and groups=2 did not help. Deferring the
     round-end wait to the stage end was tried and dropped: ptxas then reused the in-flight wgmmas' A registers
     for the next round's decode without a wait (unsafe).
+    MXFP8 (mx_bf16 with gemm_mxfp8): a lane's unit is one 32-byte block (two 16-byte copies), e4m3 -> bf16 is a
+    bit move (e4m3x4_to_bf16, x 2^-120 folded into the factor), and a unit or staged chunk holding an e4m3 NaN code
+    gets a NaN factor (nan_if_any; the move alone would make the code 480). Kept at tile_m 64 only: 1.14-1.45x the
+    .wg kernel at M = 64 on the large layers, slower at M <= 32 (docs/PERF.md, seventeenth session).
   * registers: 256 threads, min 2 CTAs/SM (nvvm.minctasm) -> <= 128 registers; 2 x (weights of
     one round) per thread = 2 x 128 B (bf16/fp8, tile_k 128/256) or 2 x 64 B (MX), i.e. 64 KiB
     (32 KiB for MX) of weights in flight per SM plus the next round's activation.
