@@ -291,38 +291,53 @@ def bf16_pairs(values8):
     return [[values8[i], values8[i + 4]] for i in range(4)]
 
 
-def emulate_mxb_round(W, X, tile_m, V, warps_k):
-    """mx_bf16 (MXFP4 through bf16 wgmma): D[64][tile_m] of one round from the kernel's helpers
-    mxb_act_word_offset / mxb_a_quad and this model of the hardware, written from the PTX definitions:
+def emulate_bf16_round(W, X, tile_m, V, warps_k, fp8=False):
+    """mx_bf16 (MX through bf16 wgmma): D[64][tile_m] of one round from the kernel's helpers (MXFP4:
+    mxb_act_word_offset / mxb_a_quad, raw words of 8 e2m1 values split by bf16_pairs; MXFP8:
+    mxb8_act_word_offset / mxb8_a_quad, raw words of 4 e4m3 values split by e4m3_pairs) and this model of the
+    hardware, written from the PTX definitions:
       * wgmma A from registers, 16-bit types: thread (warp wi, lane 4g + t), register r = v1 + 2 v2 holds
         A[16 wi + g + 8 v1][2 t + e + 8 v2] in its half e;
       * B K-major, no swizzle, 16-bit: element (k, n) of a k16 step tile at byte
-        (k // 8) * LBO + (n // 8) * SBO + (n % 8) * 16 + 2 (k % 8)."""
+        (k // 8) * LBO + (n // 8) * SBO + (n % 8) * 16 + 2 (k % 8).
+    A lane's unit (a 16-byte fp4 chunk or a 32-byte fp8 block) is one 32-block: eight k16 steps."""
     TK = 128 * V
     bstep = 32 * tile_m
     round_k = warps_k * TK
-    smem = stage_mx_blocks(X, tile_m, round_k, bf16_pairs,
-                            lambda jb, m, q, i: fam.mxb_act_word_offset(jb, m, q, i, bstep), 2)
+    if fp8:
+        wv, split = 4, e4m3_pairs
+        offset = lambda jb, m, q8, i: fam.mxb8_act_word_offset(jb, m, q8, i, bstep)  # noqa: E731
+
+        def slots(u, s8):   # (row half, word of the unit, pair) of a0..a3
+            return [(h, (h * V + u) * 8 + s8, w_) for (w_, h) in fam.mxb8_a_quad(s8)]
+    else:
+        wv, split = 8, bf16_pairs
+        offset = lambda jb, m, q, i: fam.mxb_act_word_offset(jb, m, q, i, bstep)  # noqa: E731
+
+        def slots(u, s8):
+            return [(h, (h * V + u_) * 4 + q_, w_) for (w_, h, q_, u_) in fam.mxb_a_quad(u, s8 // 2, s8 % 2)]
+    smem = stage_mx_blocks(X, tile_m, round_k, split, offset, 2, word_values=wv)
     assert max(smem) < round_k * 2 * tile_m
     D = [[0] * tile_m for _ in range(64)]
+    words_of = lambda row, col: [row[col + wv * q: col + wv * (q + 1)] for q in range(32 // wv)]  # noqa: E731
     for wk in range(warps_k):
-        regs = thread_registers(W, wk, TK, V, 32, value_words(4))   # a 16-byte chunk: 4 words of 8 values
+        regs = thread_registers(W, wk, TK, V, 32, words_of)
         for u in range(V):
-            for q in range(4):
-                for s in range(2):
-                    A = [[None] * 16 for _ in range(64)]
-                    for (wi, lane), words in regs.items():
-                        g, t = lane // 4, lane % 4
-                        for r, (w_, h, q_, u_) in enumerate(fam.mxb_a_quad(u, q, s)):
-                            v1, v2 = r % 2, r // 2
-                            for e in range(2):
-                                A[16 * wi + g + 8 * v1][2 * t + e + 8 * v2] = bf16_pairs(words[(h * V + u_) * 4 + q_])[w_][e]
-                    start = (wk * 8 * V + 8 * u + 2 * q + s) * bstep
-                    for n in range(tile_m):
-                        col = [smem.get(start + (k // 8) * fam.WG_LBO + (n // 8) * fam.WG_SBO + (n % 8) * 16
-                                        + 2 * (k % 8), 0) for k in range(16)]
-                        for mrow in range(64):
-                            D[mrow][n] += sum(A[mrow][k] * col[k] for k in range(16))
+            for s8 in range(8):
+                A = [[None] * 16 for _ in range(64)]
+                for (wi, lane), words in regs.items():
+                    g, t = lane // 4, lane % 4
+                    for r, (h, wi_, w_) in enumerate(slots(u, s8)):
+                        v1, v2 = r % 2, r // 2
+                        assert v1 == h, "a0 / a2 hold row g, a1 / a3 row g + 8"
+                        for e in range(2):
+                            A[16 * wi + g + 8 * v1][2 * t + e + 8 * v2] = split(words[wi_])[w_][e]
+                start = (wk * 8 * V + 8 * u + s8) * bstep
+                for n in range(tile_m):
+                    col = [smem.get(start + (k // 8) * fam.WG_LBO + (n // 8) * fam.WG_SBO + (n % 8) * 16
+                                    + 2 * (k % 8), 0) for k in range(16)]
+                    for mrow in range(64):
+                        D[mrow][n] += sum(A[mrow][k] * col[k] for k in range(16))
     return D
 
 
@@ -335,7 +350,7 @@ def test_wgmma_mx_bf16_operand_layouts_compute_the_round_product(tile_m, V):
     rnd = random.Random(tile_m * 7 + V)
     W = [[rnd.randint(-6, 6) for _ in range(round_k)] for _ in range(64)]
     X = [[rnd.randint(-6, 6) for _ in range(round_k)] for _ in range(tile_m)]
-    D = emulate_mxb_round(W, X, tile_m, V, warps_k)
+    D = emulate_bf16_round(W, X, tile_m, V, warps_k)
     want = [[sum(W[r][k] * X[n][k] for k in range(round_k)) for n in range(tile_m)] for r in range(64)]
     assert D == want
 
@@ -377,37 +392,6 @@ def e4m3_pairs(values4):
     return [[values4[0], values4[2]], [values4[1], values4[3]]]
 
 
-def emulate_mxb8_round(W, X, tile_m, V, warps_k):
-    """mx_bf16 with MXFP8: D[64][tile_m] of one round from mxb8_act_word_offset / mxb8_a_quad and the
-    16-bit hardware model of emulate_mxb_round. A lane's unit is one 32-block: 8 raw words of 4 values."""
-    TK = 128 * V
-    bstep = 32 * tile_m
-    round_k = warps_k * TK
-    smem = stage_mx_blocks(X, tile_m, round_k, e4m3_pairs,
-                           lambda jb, m, q8, i: fam.mxb8_act_word_offset(jb, m, q8, i, bstep), 2, word_values=4)
-    assert max(smem) < round_k * 2 * tile_m
-    D = [[0] * tile_m for _ in range(64)]
-    words4 = lambda row, col: [row[col + 4 * q: col + 4 * q + 4] for q in range(8)]  # noqa: E731
-    for wk in range(warps_k):
-        regs = thread_registers(W, wk, TK, V, 32, words4)
-        for u in range(V):
-            for s8 in range(8):
-                A = [[None] * 16 for _ in range(64)]
-                for (wi, lane), words in regs.items():
-                    g, t = lane // 4, lane % 4
-                    for r, (w_, h) in enumerate(fam.mxb8_a_quad(s8)):
-                        v1, v2 = r % 2, r // 2
-                        for e in range(2):
-                            A[16 * wi + g + 8 * v1][2 * t + e + 8 * v2] = e4m3_pairs(words[(h * V + u) * 8 + s8])[w_][e]
-                start = (wk * 8 * V + 8 * u + s8) * bstep
-                for n in range(tile_m):
-                    col = [smem.get(start + (k // 8) * fam.WG_LBO + (n // 8) * fam.WG_SBO + (n % 8) * 16
-                                    + 2 * (k % 8), 0) for k in range(16)]
-                    for mrow in range(64):
-                        D[mrow][n] += sum(A[mrow][k] * col[k] for k in range(16))
-    return D
-
-
 @pytest.mark.parametrize("tile_m, V", [(8, 2), (16, 1), (32, 1)])
 def test_wgmma_mx_bf16_fp8_operand_layouts_compute_the_round_product(tile_m, V):
     warps_k = 2
@@ -415,7 +399,7 @@ def test_wgmma_mx_bf16_fp8_operand_layouts_compute_the_round_product(tile_m, V):
     rnd = random.Random(tile_m * 11 + V)
     W = [[rnd.randint(-6, 6) for _ in range(round_k)] for _ in range(64)]
     X = [[rnd.randint(-6, 6) for _ in range(round_k)] for _ in range(tile_m)]
-    D = emulate_mxb8_round(W, X, tile_m, V, warps_k)
+    D = emulate_bf16_round(W, X, tile_m, V, warps_k, fp8=True)
     want = [[sum(W[r][k] * X[n][k] for k in range(round_k)) for n in range(tile_m)] for r in range(64)]
     assert D == want
 
