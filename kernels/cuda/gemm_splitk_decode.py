@@ -286,7 +286,7 @@ class Config:
 
     def __init__(self, op, in_dtype=None, out_dtype="bf16", tile_m=16, tile_n=32, tile_k=0,
                  warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync", w_bulk=0,
-                 mx_n=0, a_rounds=0, mx_bf16=0, a_ahead=0):
+                 mx_n=0, a_rounds=0, mx_bf16=0):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         self.op = op
@@ -360,14 +360,6 @@ class Config:
             raise ValueError(f"{FAMILY}: mx_n / mx_bf16 need a_rounds in [1, 64]")
         if not self.mx_pipe and a_rounds:
             raise ValueError(f"{FAMILY}: a_rounds is a parameter of the mx_n / mx_bf16 kernels")
-        # a_ahead = 1: the loads of stage s + 1's activation (and scale words) are issued right after stage s
-        # is stored, so they are in flight during stage s's rounds and the stage switch only decodes and
-        # stores. Without it the switch issues them and waits a whole memory latency: at tile_m 64 (one
-        # round per stage) Nsight Compute put 26% of the MXFP8 .wgb kernel's stalls on those loads. Costs
-        # the staged values' registers across the rounds.
-        self.a_ahead = int(a_ahead)
-        if self.a_ahead not in (0, 1) or (self.a_ahead and not self.mx_pipe):
-            raise ValueError(f"{FAMILY}: a_ahead is 0 or 1, a parameter of the mx_n / mx_bf16 kernels")
         # tile_k = elements of one k-tile (one warp, one round) = 4 lanes x V vectors x wve
         per_vec = 4 * self.wve
         tk = int(tile_k) or (per_vec * (2 if self.mode == "mxfp4" else 4))
@@ -534,7 +526,7 @@ class Config:
     def from_spec(spec: dict) -> "Config":
         p = dict(spec.get("params") or {})
         unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma", "w_bulk", "mx_n",
-                            "a_rounds", "mx_bf16", "a_ahead"}
+                            "a_rounds", "mx_bf16"}
         if unknown:  # a misspelt parameter would otherwise build the default kernel under its name
             raise ValueError(f"{FAMILY}: unknown params {sorted(unknown)}")
         return Config(
@@ -546,7 +538,6 @@ class Config:
             l2_prefetch=p.get("l2_prefetch", 128), min_blocks=p.get("min_blocks", 2),
             w_stages=p.get("w_stages", 0), mma=p.get("mma", "sync"), w_bulk=p.get("w_bulk", 0),
             mx_n=p.get("mx_n", 0), a_rounds=p.get("a_rounds", 0), mx_bf16=p.get("mx_bf16", 0),
-            a_ahead=p.get("a_ahead", 0),
         )
 
     def meta(self) -> dict:
@@ -564,7 +555,7 @@ class Config:
             "w_bulk": self.w_bulk,
             "w_bytes_in_flight_per_cta_bulk": self.w_bulk * self.tile_n * self.round_k * 16 // self.ve,
             "min_blocks_per_sm": self.min_blocks,
-            "mx_n": self.mx_n, "a_rounds": self.a_rounds, "mx_bf16": self.mx_bf16, "a_ahead": self.a_ahead,
+            "mx_n": self.mx_n, "a_rounds": self.a_rounds, "mx_bf16": self.mx_bf16,
             "mma": (f"wgmma.m64n{4 * self.tile_m}k32 e4m3 (A in registers, MX blocks along N)" if self.mx_n else
                     f"wgmma.m64n{self.tile_m}k16 bf16 (A in registers, E8M0 scales folded in)" if self.mx_bf16 else
                     f"wgmma.m64n{self.tile_m}k32 e4m3 (A in registers)" if self.mma == "wgmma" else
@@ -649,7 +640,6 @@ def _make_kernel_class(cfg: Config):
     NB = 4 * TM if MXN else TM          # wgmma N
     NPART = cfg.red_parts               # partial sums per output in the final reduction
     PR = cfg.a_rounds                   # mx_n: rounds per activation stage
-    AHEAD = cfg.a_ahead == 1            # mx_n: a stage's activation loads issued one stage ahead
     MXW = cfg.round_k // 128            # mx_n: E8M0 words (4-block quads) per weight row and round
     SWE = PR * TN * MXW                 # mx_n: staged weight-scale words per stage
     SWPT = -(-SWE // THREADS) if MXP else 0                            # mx_n: of them per thread
@@ -1272,17 +1262,12 @@ def _make_kernel_class(cfg: Config):
                                     sW + s_ * WSTAGE, tid)
                 cp_async_commit()
             self.stage_mxn_store(cx)
-            if cutlass.const_expr(AHEAD):
-                self.stage_mxn_issue(cx, 1)    # in flight during stage 0's rounds (predicated off past the slice)
             cute.arch.sync_threads()
             for sr in cutlass.range((R + PR - 1) // PR, unroll=1):
                 if sr > 0:
                     cute.arch.sync_threads()   # every warp is done with the previous stage's B tiles
-                    if cutlass.const_expr(not AHEAD):
-                        self.stage_mxn_issue(cx, sr)
+                    self.stage_mxn_issue(cx, sr)
                     self.stage_mxn_store(cx)
-                    if cutlass.const_expr(AHEAD):
-                        self.stage_mxn_issue(cx, sr + 1)
                     cute.arch.sync_threads()
                 for rr in cutlass.range(cutlass.min(PR, R - sr * PR), unroll=1):
                     self.round_mxn(cx, sr * PR + rr, wcur, scur, sA + rr * ABUF, sSA + rr * SABUF,
