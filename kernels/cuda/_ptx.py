@@ -292,30 +292,6 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
         """Makes this thread's st.shared writes visible to the async proxy (wgmma operand reads)."""
         _asm([], [], "fence.proxy.async.shared::cta;", "", side=True)
 
-    def fence_proxy_async_cluster():
-        """Makes this thread's st.shared::cluster writes (into any CTA of its cluster) visible to the async
-        proxy (the wgmma operand reads of the CTA that owns the memory), once a cluster barrier follows."""
-        _asm([], [], "fence.proxy.async.shared::cluster;", "", side=True)
-
-    # ---- thread-block clusters (the MX decode kernels' shared activation staging, a_share)
-    def cluster_rank():
-        """This CTA's rank in its thread-block cluster."""
-        return Int32(_asm([T.i32()], [], "mov.u32 $0, %cluster_ctarank;", "=r"))
-
-    def cluster_sync():
-        """Every thread of every CTA of the cluster arrives (release) and waits (acquire)."""
-        _asm([], [], "barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;", "",
-             side=True)
-
-    def mapa_cluster(addr, rank):
-        """The shared::cluster address of shared-memory offset addr in the cluster's CTA `rank`."""
-        return Int32(_asm([T.i32()], [Int32(addr), Int32(rank)], "mapa.shared::cluster.u32 $0, $1, $2;",
-                          "=r,r,r"))
-
-    def sts_cluster_b32(addr, v):
-        """32 bits to a shared::cluster address (mapa_cluster): this CTA's or another of its cluster."""
-        _asm([], [Int32(addr), Int32(v)], "st.shared::cluster.b32 [$0], $1;", "r,r", side=True)
-
     def wgmma_fence():
         """Orders this thread's register writes (A fragments) before the next wgmma."""
         _asm([], [], "wgmma.fence.sync.aligned;", "", side=True)

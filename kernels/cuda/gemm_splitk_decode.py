@@ -286,7 +286,7 @@ class Config:
 
     def __init__(self, op, in_dtype=None, out_dtype="bf16", tile_m=16, tile_n=32, tile_k=0,
                  warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync", w_bulk=0,
-                 mx_n=0, a_rounds=0, mx_bf16=0, a_share=1):
+                 mx_n=0, a_rounds=0, mx_bf16=0):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         self.op = op
@@ -360,12 +360,6 @@ class Config:
             raise ValueError(f"{FAMILY}: mx_n / mx_bf16 need a_rounds in [1, 64]")
         if not self.mx_pipe and a_rounds:
             raise ValueError(f"{FAMILY}: a_rounds is a parameter of the mx_n / mx_bf16 kernels")
-        # a_share = C in {2, 4} (mx_bf16, the .shC kernels): a thread-block cluster of C CTAs along N stages the
-        # activation together: each CTA loads and decodes 1/C of every stage's chunks and stores the bf16 words
-        # into the B tiles of all C CTAs (st.shared::cluster), with cluster barriers where one CTA had its own.
-        self.a_share = int(a_share)
-        if self.a_share not in (1, 2, 4) or (self.a_share > 1 and not self.mx_bf16):
-            raise ValueError(f"{FAMILY}: a_share is 1, 2 or 4, and > 1 only with mx_bf16")
         # tile_k = elements of one k-tile (one warp, one round) = 4 lanes x V vectors x wve
         per_vec = 4 * self.wve
         tk = int(tile_k) or (per_vec * (2 if self.mode == "mxfp4" else 4))
@@ -532,7 +526,7 @@ class Config:
     def from_spec(spec: dict) -> "Config":
         p = dict(spec.get("params") or {})
         unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma", "w_bulk", "mx_n",
-                            "a_rounds", "mx_bf16", "a_share"}
+                            "a_rounds", "mx_bf16"}
         if unknown:  # a misspelt parameter would otherwise build the default kernel under its name
             raise ValueError(f"{FAMILY}: unknown params {sorted(unknown)}")
         return Config(
@@ -544,7 +538,6 @@ class Config:
             l2_prefetch=p.get("l2_prefetch", 128), min_blocks=p.get("min_blocks", 2),
             w_stages=p.get("w_stages", 0), mma=p.get("mma", "sync"), w_bulk=p.get("w_bulk", 0),
             mx_n=p.get("mx_n", 0), a_rounds=p.get("a_rounds", 0), mx_bf16=p.get("mx_bf16", 0),
-            a_share=p.get("a_share", 1),
         )
 
     def meta(self) -> dict:
@@ -562,8 +555,7 @@ class Config:
             "w_bulk": self.w_bulk,
             "w_bytes_in_flight_per_cta_bulk": self.w_bulk * self.tile_n * self.round_k * 16 // self.ve,
             "min_blocks_per_sm": self.min_blocks,
-            "mx_n": self.mx_n, "a_rounds": self.a_rounds, "mx_bf16": self.mx_bf16, "a_share": self.a_share,
-            "cluster": [self.a_share, 1, 1],
+            "mx_n": self.mx_n, "a_rounds": self.a_rounds, "mx_bf16": self.mx_bf16,
             "mma": (f"wgmma.m64n{4 * self.tile_m}k32 e4m3 (A in registers, MX blocks along N)" if self.mx_n else
                     f"wgmma.m64n{self.tile_m}k16 bf16 (A in registers, E8M0 scales folded in)" if self.mx_bf16 else
                     f"wgmma.m64n{self.tile_m}k32 e4m3 (A in registers)" if self.mma == "wgmma" else
@@ -651,8 +643,7 @@ def _make_kernel_class(cfg: Config):
     MXW = cfg.round_k // 128            # mx_n: E8M0 words (4-block quads) per weight row and round
     SWE = PR * TN * MXW                 # mx_n: staged weight-scale words per stage
     SWPT = -(-SWE // THREADS) if MXP else 0                            # mx_n: of them per thread
-    SHARE = cfg.a_share                 # mx_bf16: CTAs of a cluster staging the activation together
-    CHS = -(-(PR * cfg.a_chunks) // (THREADS * SHARE)) if MXP else 0  # mx_n: raw chunks per thread per stage
+    CHS = -(-(PR * cfg.a_chunks) // THREADS) if MXP else 0            # mx_n: raw chunks per thread per stage
     SPTS = -(-(PR * cfg.sa_entries) // THREADS) if MXP else 0         # mx_n: activation scales per thread
     if WGMX and mode == "mxfp4" and not MXN:
         NW = 2 * V * 2                  # 8-byte fp4 chunks
@@ -1264,38 +1255,23 @@ def _make_kernel_class(cfg: Config):
             cx.stgs = cute.make_rmem_tensor((max(SPTS, 1),), Float32)
             cx.stgw = cute.make_rmem_tensor((max(SWPT, 1),), Int32)
             cx.stgb = cute.make_rmem_tensor((max(CHS if MXB else 0, 1),), Int32)
-            cx.share_rank = Int32(0)
-            cx.share_base = [sA]
-            if cutlass.const_expr(SHARE > 1):
-                cx.share_rank = P.cluster_rank()
-                cx.share_base = [P.mapa_cluster(sA, d) for d in range(SHARE)]
             self.stage_mxn_issue(cx, 0)
             for s_ in cutlass.range_constexpr(WS - 1):
                 if s_ < R:
                     self.load_w_mxn(None, None, w, rows, kt_begin + s_ * WK + wk, kend, K, w_scale, t, True, False,
                                     sW + s_ * WSTAGE, tid)
                 cp_async_commit()
-            if cutlass.const_expr(SHARE > 1):
-                P.cluster_sync()   # every CTA of the cluster runs before any writes into its shared memory
             self.stage_mxn_store(cx)
-            self.stage_sync()
+            cute.arch.sync_threads()
             for sr in cutlass.range((R + PR - 1) // PR, unroll=1):
                 if sr > 0:
-                    self.stage_sync()   # every warp (a_share: of the cluster) is done with the previous B tiles
+                    cute.arch.sync_threads()   # every warp is done with the previous stage's B tiles
                     self.stage_mxn_issue(cx, sr)
                     self.stage_mxn_store(cx)
-                    self.stage_sync()
+                    cute.arch.sync_threads()
                 for rr in cutlass.range(cutlass.min(PR, R - sr * PR), unroll=1):
                     self.round_mxn(cx, sr * PR + rr, wcur, scur, sA + rr * ABUF, sSA + rr * SABUF,
                                    cx.sSW + rr * (TN * MXW * 4))
-
-        @cute.jit
-        def stage_sync(self):
-            """The barrier around a stage's staging: the CTA's, or (a_share) the cluster's."""
-            if cutlass.const_expr(SHARE > 1):
-                P.cluster_sync()
-            else:
-                cute.arch.sync_threads()
 
         @cute.jit
         def stage_mxn_issue(self, cx, sr):
@@ -1304,7 +1280,7 @@ def _make_kernel_class(cfg: Config):
             r0 = sr * PR
             nr = cutlass.min(PR, cx.R - r0)
             for i in cutlass.range_constexpr(CHS):
-                c = self.staged_chunk(cx, i)
+                c = cx.tid + i * THREADS
                 pr = c // NCH
                 cc = c - pr * NCH
                 m = cc // CPR
@@ -1344,32 +1320,17 @@ def _make_kernel_class(cfg: Config):
                 cx.stgw[i] = ldg_b32_p(cx.w_scale + Int64(row) * (cx.K // 32) + Int64(k0 >> 5), p)
 
         @cute.jit
-        def staged_chunk(self, cx, i):
-            """Index of this thread's i-th staged chunk; a_share: rank r takes every SHARE-th chunk from r."""
-            return (cx.tid + i * THREADS) * SHARE + cx.share_rank
-
-        @cute.jit
-        def sts_staged(self, cx, off, v):
-            """A decoded activation word at offset off of the stage's B tiles: this CTA's, or every CTA's."""
-            if cutlass.const_expr(SHARE > 1):
-                for d in cutlass.range_constexpr(SHARE):
-                    P.sts_cluster_b32(cx.share_base[d] + off, v)
-            else:
-                sts_b32(cx.sA + off, v)
-
-        @cute.jit
         def stage_mxn_store(self, cx):
             """mx_n: the staged chunks decoded to e4m3 x 2^-6 into the B tiles of their round (stage round pr
             at sA + pr * ABUF, mxn_act_word_offset), the scales into sSA + pr * SABUF (the sabuf layout)."""
             for i in cutlass.range_constexpr(CHS):
-                c = self.staged_chunk(cx, i)
+                c = cx.tid + i * THREADS
                 if c < PR * NCH:
                     pr = c // NCH
                     cc = c - pr * NCH
                     m = cc // CPR
                     j = cc - m * CPR
                     base = cx.sA + pr * ABUF
-                    boff = pr * ABUF
                     if cutlass.const_expr(MX8):
                         # A * 2^48 in bf16: (q * 2^-120) * 2^120 * 2^(b - 79); chunk j is half j % 2 of block j // 2
                         nb = e4m3x4_nan_bits(cx.stg[i * 4])
@@ -1379,16 +1340,16 @@ def _make_kernel_class(cfg: Config):
                         for q in cutlass.range_constexpr(4):
                             d = e4m3x4_to_bf16(cx.stg[i * 4 + q])
                             for i_ in cutlass.range_constexpr(2):
-                                self.sts_staged(cx, boff + mxb8_act_word_offset(j // 2, m, 4 * (j % 2) + q, i_, BSTEP),
-                                                hmul_bf16x2(hmul_bf16x2(d[i_], 0x7B807B80), mult))
+                                sts_b32(base + mxb8_act_word_offset(j // 2, m, 4 * (j % 2) + q, i_, BSTEP),
+                                        hmul_bf16x2(hmul_bf16x2(d[i_], 0x7B807B80), mult))
                     elif cutlass.const_expr(MXB):
                         # A * 2^48 in bf16, as the mma.sync kernels' store_a: (q * 2^-126) * 2^126 * 2^(b - 79)
                         mult = bf16x2_pow2(cx.stgb[i] + 48)
                         for q in cutlass.range_constexpr(4):
                             d = e2m1x8_to_bf16(cx.stg[i * 4 + q])
                             for i_ in cutlass.range_constexpr(4):
-                                self.sts_staged(cx, boff + mxb_act_word_offset(j, m, q, i_, BSTEP),
-                                                hmul_bf16x2(hmul_bf16x2(d[i_], 0x7E807E80), mult))
+                                sts_b32(base + mxb_act_word_offset(j, m, q, i_, BSTEP),
+                                        hmul_bf16x2(hmul_bf16x2(d[i_], 0x7E807E80), mult))
                     else:
                         for q in cutlass.range_constexpr(4):
                             d = e2m1x8_to_e4m3(cx.stg[i * 4 + q])
@@ -1403,10 +1364,7 @@ def _make_kernel_class(cfg: Config):
                 e = cx.tid + i * THREADS
                 if e < SWE:
                     sts_b32(cx.sSW + e * 4, cx.stgw[i])
-            if cutlass.const_expr(SHARE > 1):
-                P.fence_proxy_async_cluster()
-            else:
-                fence_proxy_async()  # the wgmmas read the B tiles through the async proxy
+            fence_proxy_async()  # the wgmmas read the B tiles through the async proxy
 
         @cute.jit
         def round_mxn(self, cx, r, wcur, scur, abuf, sabuf, swbuf):
@@ -1798,12 +1756,12 @@ def _make_kernel_class(cfg: Config):
                      out: Int64, ws: Int64, M: Int32, N: Int32, K: Int32, lda: Int64, ldo: Int64,
                      M_pad: Int32, split_k: Int32, has_bias: Int32, a_per_row: Int32,
                      w_per_row: Int32, stream: cuda.CUstream):
-            grid_n = (N + TN * SHARE - 1) // (TN * SHARE) * SHARE   # a_share: whole clusters along N
+            grid_n = (N + TN - 1) // TN
             grid_m = (M + TM - 1) // TM
             self.main_kernel(a, w, a_scale, w_scale, bias, out, ws, M, N, K, lda, ldo, M_pad,
                              split_k, has_bias, a_per_row, w_per_row).launch(
                 grid=(grid_n, split_k, grid_m), block=[THREADS, 1, 1], stream=stream,
-                **MIN_BLOCKS, **({"cluster": (SHARE, 1, 1)} if SHARE > 1 else {}))
+                **MIN_BLOCKS)
             if split_k > 1:
                 total = M * N
                 self.reduce_kernel(ws, bias, out, M, N, ldo, M_pad, split_k, has_bias).launch(
