@@ -9,6 +9,8 @@
 #   FLYGEMM_MXB_OP     the op (default gemm_mxfp4; gemm_mxfp8 for the MXFP8 .wgb kernels)
 #   FLYGEMM_MXB_SAN=1  compute-sanitizer memcheck over the op's .wgb kernels after the tests
 #   FLYGEMM_MXB_EXTRA  more shapes for the issue step (MxNxK,...); FLYGEMM_MXB_TUNE=0 skips the tuning
+#   FLYGEMM_MXB_PLAN   a file of tuning steps, one per line: name seconds op shapes match splits (# comments);
+#                      replaces the issue / sweep / M = 8 steps (several ops and candidate sets in one call)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/flygemm_mx_bf16}
@@ -32,11 +34,18 @@ if [ -n "${FLYGEMM_MXB_PROFILE:-}" ]; then
   FLYGEMM_PROFILE=$FLYGEMM_MXB_PROFILE timeout "${FLYGEMM_MXB_TP:-150}" bash tools/gpu_profile_source.sh
   echo "profile rc $?"
 fi
-step() {  # name seconds shapes match splits
-  timeout "$2" $PY tools/tune.py --op "$OP" --shapes "$3" --split-k "$5" --kernel-time --match "$4" \
+step() {  # name seconds shapes match splits [op]
+  timeout "$2" $PY tools/tune.py --op "${6:-$OP}" --shapes "$3" --split-k "$5" --kernel-time --match "$4" \
     --csv "$OUT/tuned.csv" --append > "$OUT/tune-$1.log" 2>&1
   echo "$1 rc $?"
 }
+if [ -n "${FLYGEMM_MXB_PLAN:-}" ]; then
+  grep -v '^ *#' "$FLYGEMM_MXB_PLAN" | while read -r name secs op shapes match splits; do
+    [ -n "$name" ] && step "$name" "$secs" "$shapes" "$match" "$splits" "$op"
+  done
+  grep -h "\*" "$OUT"/tune-*.log | awk '{print $1, $2, $3, $4, $5, $6}'
+  exit 0
+fi
 NOW=${FLYGEMM_MXB_NOW-m16n64.sm90a,m16n64.wg.,m8n64.s3.p2.wgn,m8n32.sm90a}
 WGB=${FLYGEMM_MXB_MATCH:-k128.s4.p8.wgb,k128.s4.p4,k128.s4.p2.wgb,k128.s3.p2.b3,m8n64.s3.p4.wgb}
 if [ "${FLYGEMM_MXB_TUNE:-1}" = 0 ]; then exit 0; fi   # tests / memcheck / profile only
