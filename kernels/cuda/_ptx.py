@@ -276,37 +276,6 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
              "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1], $2, [$3];",
              "r,l,r,r", side=True)
 
-    # ---- thread-block clusters (the MX decode kernels' shared activation staging, a_share)
-    def cluster_rank():
-        """This CTA's rank in its thread-block cluster."""
-        return Int32(_asm([T.i32()], [], "mov.u32 $0, %cluster_ctarank;", "=r"))
-
-    def cluster_sync():
-        """Every thread of the cluster arrives (release) and waits (acquire). The release compiles to
-        MEMBAR.ALL.GPU, which waits for every load the thread has in flight (the weight ring): only where
-        nothing is in flight (kernel start and end)."""
-        _asm([], [], "barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;", "",
-             side=True)
-
-    def cluster_sync_relaxed():
-        """Every thread of the cluster arrives (no memory ordering, no MEMBAR) and waits: a pure execution
-        barrier, for "every CTA has finished reading a buffer" once its reads are known complete
-        (wgmma.wait_group)."""
-        _asm([], [], "barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.aligned;", "", side=True)
-
-    def mapa_cluster(addr, rank):
-        """The shared::cluster address of shared-memory offset addr in the cluster's CTA `rank`."""
-        return Int32(_asm([T.i32()], [Int32(addr), Int32(rank)], "mapa.shared::cluster.u32 $0, $1, $2;",
-                          "=r,r,r"))
-
-    def bulk_s2s_cluster(dst_cluster, src, nbytes, mbar_cluster):
-        """nbytes (multiple of 16, 16-byte aligned) from this CTA's shared memory to another CTA's of the
-        cluster by the TMA unit (mapa addresses for the destination and its mbarrier), completing there as
-        transaction bytes."""
-        _asm([], [Int32(dst_cluster), Int32(src), Int32(nbytes), Int32(mbar_cluster)],
-             "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [$0], [$1], $2, [$3];",
-             "r,r,r,r", side=True)
-
     def cp_async_4_zfill(smem_addr, gaddr, valid):
         """4 bytes global -> shared (cp.async.ca, LDGSTS); zeros when valid == 0 (nothing is read)."""
         _asm([], [Int32(smem_addr), Int64(gaddr), Int32(valid)],

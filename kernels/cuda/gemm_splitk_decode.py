@@ -286,7 +286,7 @@ class Config:
 
     def __init__(self, op, in_dtype=None, out_dtype="bf16", tile_m=16, tile_n=32, tile_k=0,
                  warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync", w_bulk=0,
-                 mx_n=0, a_rounds=0, mx_bf16=0, a_share=1):
+                 mx_n=0, a_rounds=0, mx_bf16=0):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         self.op = op
@@ -360,9 +360,6 @@ class Config:
             raise ValueError(f"{FAMILY}: mx_n / mx_bf16 need a_rounds in [1, 64]")
         if not self.mx_pipe and a_rounds:
             raise ValueError(f"{FAMILY}: a_rounds is a parameter of the mx_n / mx_bf16 kernels")
-        self.a_share = int(a_share)
-        if self.a_share not in (1, 2) or (self.a_share > 1 and not self.mx_bf16):
-            raise ValueError(f"{FAMILY}: a_share is 1 or 2, and 2 only with mx_bf16")
         # tile_k = elements of one k-tile (one warp, one round) = 4 lanes x V vectors x wve
         per_vec = 4 * self.wve
         tk = int(tile_k) or (per_vec * (2 if self.mode == "mxfp4" else 4))
@@ -444,8 +441,6 @@ class Config:
                 self.k_multiple = self.tile_k
 
         self.round_k = self.warps_k * tk  # activation columns per round
-        if self.a_share > 1 and (self.round_k // 128) % self.a_share:
-            raise ValueError(f"{FAMILY}: a_share needs round_k / 128 (4-block groups per round) divisible by it")
         self.a_row_stride = self.round_k * _SMEM_EB + _ROW_PAD[self.mode]
         # mxfp8: one extra all-zero row; lanes of the "other" block read their fragments there
         self.a_rows = self.tile_m + (1 if self.mode == "mxfp8" else 0)
@@ -531,7 +526,7 @@ class Config:
     def from_spec(spec: dict) -> "Config":
         p = dict(spec.get("params") or {})
         unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma", "w_bulk", "mx_n",
-                            "a_rounds", "mx_bf16", "a_share"}
+                            "a_rounds", "mx_bf16"}
         if unknown:  # a misspelt parameter would otherwise build the default kernel under its name
             raise ValueError(f"{FAMILY}: unknown params {sorted(unknown)}")
         return Config(
@@ -543,7 +538,6 @@ class Config:
             l2_prefetch=p.get("l2_prefetch", 128), min_blocks=p.get("min_blocks", 2),
             w_stages=p.get("w_stages", 0), mma=p.get("mma", "sync"), w_bulk=p.get("w_bulk", 0),
             mx_n=p.get("mx_n", 0), a_rounds=p.get("a_rounds", 0), mx_bf16=p.get("mx_bf16", 0),
-            a_share=p.get("a_share", 1),
         )
 
     def meta(self) -> dict:
@@ -561,8 +555,7 @@ class Config:
             "w_bulk": self.w_bulk,
             "w_bytes_in_flight_per_cta_bulk": self.w_bulk * self.tile_n * self.round_k * 16 // self.ve,
             "min_blocks_per_sm": self.min_blocks,
-            "mx_n": self.mx_n, "a_rounds": self.a_rounds, "mx_bf16": self.mx_bf16, "a_share": self.a_share,
-            "cluster": [self.a_share, 1, 1],
+            "mx_n": self.mx_n, "a_rounds": self.a_rounds, "mx_bf16": self.mx_bf16,
             "mma": (f"wgmma.m64n{4 * self.tile_m}k32 e4m3 (A in registers, MX blocks along N)" if self.mx_n else
                     f"wgmma.m64n{self.tile_m}k16 bf16 (A in registers, E8M0 scales folded in)" if self.mx_bf16 else
                     f"wgmma.m64n{self.tile_m}k32 e4m3 (A in registers)" if self.mma == "wgmma" else
@@ -645,17 +638,12 @@ def _make_kernel_class(cfg: Config):
     MX8 = MXB and mode == "mxfp8"       # mx_bf16 MXFP8: a lane's unit is a 32-byte block
     UV = cfg.unit_vectors               # 16-byte vectors per lane unit (MX8: 2)
     NB = 4 * TM if MXN else TM          # wgmma N
-    SHARE = cfg.a_share                 # mx_bf16: CTAs of a cluster that stage the activation together
-    # a_share: a CTA stages the 4-block groups [rank, rank + 1) * MXW / SHARE of every round, i.e. k16 steps
-    # [rank, rank + 1) * 8 * MXW / SHARE: one contiguous SHARE_BYTES region of each round's B tiles
-    SHARE_BYTES = (cfg.round_k // 128) // SHARE * 8 * BSTEP
-    SHARE_MBAR = cfg.smem_bytes - 64    # a_share: the mbarrier the other CTA's copies complete on
     NPART = cfg.red_parts               # partial sums per output in the final reduction
     PR = cfg.a_rounds                   # mx_n: rounds per activation stage
     MXW = cfg.round_k // 128            # mx_n: E8M0 words (4-block quads) per weight row and round
     SWE = PR * TN * MXW                 # mx_n: staged weight-scale words per stage
     SWPT = -(-SWE // THREADS) if MXP else 0                            # mx_n: of them per thread
-    CHS = -(-(PR * cfg.a_chunks) // (THREADS * SHARE)) if MXP else 0  # mx_n: raw chunks per thread per stage
+    CHS = -(-(PR * cfg.a_chunks) // THREADS) if MXP else 0            # mx_n: raw chunks per thread per stage
     SPTS = -(-(PR * cfg.sa_entries) // THREADS) if MXP else 0         # mx_n: activation scales per thread
     if WGMX and mode == "mxfp4" and not MXN:
         NW = 2 * V * 2                  # 8-byte fp4 chunks
@@ -1267,13 +1255,6 @@ def _make_kernel_class(cfg: Config):
             cx.stgs = cute.make_rmem_tensor((max(SPTS, 1),), Float32)
             cx.stgw = cute.make_rmem_tensor((max(SWPT, 1),), Int32)
             cx.stgb = cute.make_rmem_tensor((max(CHS if MXB else 0, 1),), Int32)
-            cx.share_rank = Int32(0)
-            if cutlass.const_expr(SHARE > 1):
-                cx.share_rank = P.cluster_rank()
-                if tid == 0:
-                    P.mbar_init(sA + SHARE_MBAR, 1)
-                    P.fence_mbar_init()
-                P.cluster_sync()   # every CTA runs and its mbarrier is initialized before anything is sent to it
             self.stage_mxn_issue(cx, 0)
             for s_ in cutlass.range_constexpr(WS - 1):
                 if s_ < R:
@@ -1282,43 +1263,15 @@ def _make_kernel_class(cfg: Config):
                 cp_async_commit()
             self.stage_mxn_store(cx)
             cute.arch.sync_threads()
-            self.stage_share(cx, 0)
             for sr in cutlass.range((R + PR - 1) // PR, unroll=1):
                 if sr > 0:
-                    # every warp (a_share: of the cluster) is done with the previous stage's B tiles (each round
-                    # ends with its wgmmas waited for, so no memory ordering is needed: no MEMBAR)
-                    if cutlass.const_expr(SHARE > 1):
-                        P.cluster_sync_relaxed()
-                    else:
-                        cute.arch.sync_threads()
+                    cute.arch.sync_threads()   # every warp is done with the previous stage's B tiles
                     self.stage_mxn_issue(cx, sr)
                     self.stage_mxn_store(cx)
                     cute.arch.sync_threads()
-                    self.stage_share(cx, sr)
                 for rr in cutlass.range(cutlass.min(PR, R - sr * PR), unroll=1):
                     self.round_mxn(cx, sr * PR + rr, wcur, scur, sA + rr * ABUF, sSA + rr * SABUF,
                                    cx.sSW + rr * (TN * MXW * 4))
-            if cutlass.const_expr(SHARE > 1):
-                # the other CTA's last copies out of this CTA's B tiles have completed (it waited for them)
-                # before the reduction reuses them and before either CTA exits
-                P.cluster_sync()
-
-        @cute.jit
-        def stage_share(self, cx, sr):
-            """a_share: after the CTA barrier that follows stage sr's staging, thread 0 copies this CTA's region of
-            every round's B tiles to the other CTA of the cluster (TMA, completing on that CTA's mbarrier) and
-            announces the bytes coming the other way; every thread waits for them."""
-            if cutlass.const_expr(SHARE > 1):
-                mbar = cx.sA + SHARE_MBAR
-                if cx.tid == 0:
-                    P.mbar_arrive_expect_tx(mbar, (SHARE - 1) * PR * SHARE_BYTES)
-                    for d in cutlass.range_constexpr(1, SHARE):
-                        peer = (cx.share_rank + d) % SHARE
-                        for pr in cutlass.range_constexpr(PR):
-                            src = cx.sA + pr * ABUF + cx.share_rank * SHARE_BYTES
-                            P.bulk_s2s_cluster(P.mapa_cluster(src, peer), src, SHARE_BYTES,
-                                               P.mapa_cluster(mbar, peer))
-                P.mbar_wait(mbar, sr % 2)
 
         @cute.jit
         def stage_mxn_issue(self, cx, sr):
@@ -1327,9 +1280,13 @@ def _make_kernel_class(cfg: Config):
             r0 = sr * PR
             nr = cutlass.min(PR, cx.R - r0)
             for i in cutlass.range_constexpr(CHS):
-                ok, pr, m, j = self.staged_chunk(cx, i)
+                c = cx.tid + i * THREADS
+                pr = c // NCH
+                cc = c - pr * NCH
+                m = cc // CPR
+                j = cc - m * CPR
                 el = (cx.kt_begin + (r0 + pr) * WK) * TK + j * VE
-                pred = ok & b2i(pr < nr) & b2i(m < cx.m_rows) & b2i(el < cx.kend)
+                pred = b2i(c < PR * NCH) & b2i(pr < nr) & b2i(m < cx.m_rows) & b2i(el < cx.kend)
                 v = ldg_a(cx.a_tile + Int64(m * cx.lda_b) + Int64(el) * 16 // VE, pred)
                 for q in cutlass.range_constexpr(4):
                     cx.stg[i * 4 + q] = v[q]
@@ -1363,24 +1320,16 @@ def _make_kernel_class(cfg: Config):
                 cx.stgw[i] = ldg_b32_p(cx.w_scale + Int64(row) * (cx.K // 32) + Int64(k0 >> 5), p)
 
         @cute.jit
-        def staged_chunk(self, cx, i):
-            """(in range, round, token, chunk column) of this thread's i-th staged raw chunk of a stage; a_share:
-            only the chunk columns of this CTA's 4-block groups (SHARE_BYTES)."""
-            cprc = CPR // SHARE
-            c = cx.tid + i * THREADS
-            pr = c // (TM * cprc)
-            rest = c - pr * (TM * cprc)
-            m = rest // cprc
-            j = cx.share_rank * cprc + rest - m * cprc
-            return b2i(c < PR * TM * cprc), pr, m, j
-
-        @cute.jit
         def stage_mxn_store(self, cx):
             """mx_n: the staged chunks decoded to e4m3 x 2^-6 into the B tiles of their round (stage round pr
             at sA + pr * ABUF, mxn_act_word_offset), the scales into sSA + pr * SABUF (the sabuf layout)."""
             for i in cutlass.range_constexpr(CHS):
-                ok, pr, m, j = self.staged_chunk(cx, i)
-                if ok != 0:
+                c = cx.tid + i * THREADS
+                if c < PR * NCH:
+                    pr = c // NCH
+                    cc = c - pr * NCH
+                    m = cc // CPR
+                    j = cc - m * CPR
                     base = cx.sA + pr * ABUF
                     if cutlass.const_expr(MX8):
                         # A * 2^48 in bf16: (q * 2^-120) * 2^120 * 2^(b - 79); chunk j is half j % 2 of block j // 2
@@ -1807,12 +1756,12 @@ def _make_kernel_class(cfg: Config):
                      out: Int64, ws: Int64, M: Int32, N: Int32, K: Int32, lda: Int64, ldo: Int64,
                      M_pad: Int32, split_k: Int32, has_bias: Int32, a_per_row: Int32,
                      w_per_row: Int32, stream: cuda.CUstream):
-            grid_n = (N + TN * SHARE - 1) // (TN * SHARE) * SHARE   # a_share: whole clusters along N
+            grid_n = (N + TN - 1) // TN
             grid_m = (M + TM - 1) // TM
             self.main_kernel(a, w, a_scale, w_scale, bias, out, ws, M, N, K, lda, ldo, M_pad,
                              split_k, has_bias, a_per_row, w_per_row).launch(
                 grid=(grid_n, split_k, grid_m), block=[THREADS, 1, 1], stream=stream,
-                **MIN_BLOCKS, **({"cluster": (SHARE, 1, 1)} if SHARE > 1 else {}))
+                **MIN_BLOCKS)
             if split_k > 1:
                 total = M * N
                 self.reduce_kernel(ws, bias, out, M, N, ldo, M_pad, split_k, has_bias).launch(
