@@ -126,7 +126,11 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     session). Nsight Compute at M = 16: 57% issue-slot use, stalls spread (not_selected 20%, the round-end
     wgmma wait 7%): close to issue-bound, so more CTAs per SM (.b3) and groups=2 did not help. Deferring the
     round-end wait to the stage end was tried and dropped: ptxas then reused the in-flight wgmmas' A registers
-    for the next round's decode without a wait (unsafe).
+    for the next round's decode without a wait (unsafe). Also dropped (2026-12-01, eighteenth session, docs/PERF.md;
+    code in commits b6ac26d, 13fc51b, e881c7c): issuing a stage's activation loads one stage ahead (+-4%), and
+    staging the activation once per cluster of CTAs, by st.shared::cluster (0.3-0.6x: the cluster barrier's
+    release drains the weight ring) or by a TMA exchange of halves (0.85-0.97x although the staging instructions
+    halve): the staging's instruction count is not what limits these kernels.
     MXFP8 (mx_bf16 with gemm_mxfp8): a lane's unit is one 32-byte block (two 16-byte copies), e4m3 -> bf16 is a
     bit move (e4m3x4_to_bf16, x 2^-120 folded into the factor), and a unit or staged chunk holding an e4m3 NaN code
     gets a NaN factor (nan_if_any; the move alone would make the code 480). Kept at tile_m 64 only: 1.14-1.45x the
