@@ -290,7 +290,7 @@ class Config:
 
     def __init__(self, op, in_dtype=None, out_dtype="bf16", tile_m=16, tile_n=32, tile_k=0,
                  warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync", w_bulk=0,
-                 mx_n=0, a_rounds=0, mx_bf16=0, a_skip=0, w_skip=0):
+                 mx_n=0, a_rounds=0, mx_bf16=0):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         self.op = op
@@ -360,12 +360,6 @@ class Config:
         # 21% of the stall samples at the round barrier and 32% on global loads (the staging warp's
         # activation, the weight scales one round ahead).
         self.a_rounds = int(a_rounds) if self.mx_pipe else 0
-        # EXPERIMENT a_skip=1: the activation is not staged at all (wrong results): the upper bound of any
-        # scheme that removes the per-CTA activation decode from these kernels
-        self.a_skip = int(a_skip)
-        self.w_skip = int(w_skip)   # EXPERIMENT w_skip=1: the raw weight words go to wgmma undecoded (wrong results)
-        if (self.a_skip or self.w_skip) and not self.mx_bf16:
-            raise ValueError(f"{FAMILY}: a_skip is an mx_bf16 experiment")
         if self.mx_pipe and not 1 <= self.a_rounds <= 64:
             raise ValueError(f"{FAMILY}: mx_n / mx_bf16 need a_rounds in [1, 64]")
         if not self.mx_pipe and a_rounds:
@@ -536,7 +530,7 @@ class Config:
     def from_spec(spec: dict) -> "Config":
         p = dict(spec.get("params") or {})
         unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma", "w_bulk", "mx_n",
-                            "a_rounds", "mx_bf16", "a_skip", "w_skip"}
+                            "a_rounds", "mx_bf16"}
         if unknown:  # a misspelt parameter would otherwise build the default kernel under its name
             raise ValueError(f"{FAMILY}: unknown params {sorted(unknown)}")
         return Config(
@@ -548,7 +542,6 @@ class Config:
             l2_prefetch=p.get("l2_prefetch", 128), min_blocks=p.get("min_blocks", 2),
             w_stages=p.get("w_stages", 0), mma=p.get("mma", "sync"), w_bulk=p.get("w_bulk", 0),
             mx_n=p.get("mx_n", 0), a_rounds=p.get("a_rounds", 0), mx_bf16=p.get("mx_bf16", 0),
-            a_skip=p.get("a_skip", 0), w_skip=p.get("w_skip", 0),
         )
 
     def meta(self) -> dict:
@@ -647,8 +640,6 @@ def _make_kernel_class(cfg: Config):
     MXN = cfg.mx_n == 1                 # MXFP4 blocks along wgmma's N (Config.mx_n)
     MXP = MXN or MXB                    # the staged-activation + cp.async-ring pipeline of main_mxn
     MX8 = MXB and mode == "mxfp8"       # mx_bf16 MXFP8: a lane's unit is a 32-byte block
-    ASKIP = cfg.a_skip == 1             # EXPERIMENT: no activation staging
-    WSKIP = cfg.w_skip == 1             # EXPERIMENT: no weight decode
     UV = cfg.unit_vectors               # 16-byte vectors per lane unit (MX8: 2)
     NB = 4 * TM if MXN else TM          # wgmma N
     NPART = cfg.red_parts               # partial sums per output in the final reduction
@@ -1292,7 +1283,7 @@ def _make_kernel_class(cfg: Config):
             registers (cx.stg / cx.stgs), spread over every thread; zeros past M, the slice and K."""
             r0 = sr * PR
             nr = cutlass.min(PR, cx.R - r0)
-            for i in cutlass.range_constexpr(0 if ASKIP else CHS):
+            for i in cutlass.range_constexpr(CHS):
                 c = cx.tid + i * THREADS
                 pr = c // NCH
                 cc = c - pr * NCH
@@ -1336,7 +1327,7 @@ def _make_kernel_class(cfg: Config):
         def stage_mxn_store(self, cx):
             """mx_n: the staged chunks decoded to e4m3 x 2^-6 into the B tiles of their round (stage round pr
             at sA + pr * ABUF, mxn_act_word_offset), the scales into sSA + pr * SABUF (the sabuf layout)."""
-            for i in cutlass.range_constexpr(0 if ASKIP else CHS):
+            for i in cutlass.range_constexpr(CHS):
                 c = cx.tid + i * THREADS
                 if c < PR * NCH:
                     pr = c // NCH
@@ -1432,10 +1423,7 @@ def _make_kernel_class(cfg: Config):
                     else:
                         mult = bf16x2_pow2(scur[gh * V + u] + 78)
                         for q in cutlass.range_constexpr(4):
-                            if cutlass.const_expr(WSKIP):
-                                dec[(gh, q)] = [wcur[(gh * V + u) * 4 + q]] * 4
-                            else:
-                                dec[(gh, q)] = [hmul_bf16x2(x, mult) for x in e2m1x8_to_bf16(wcur[(gh * V + u) * 4 + q])]
+                            dec[(gh, q)] = [hmul_bf16x2(x, mult) for x in e2m1x8_to_bf16(wcur[(gh * V + u) * 4 + q])]
                 wgmma_fence()
                 for gi in cutlass.range_constexpr(G):
                     for s8 in cutlass.range_constexpr(8):   # k16 step 8u + s8 of the unit
