@@ -205,6 +205,14 @@ void device_gemm(const OpArgs& args, const Problem& p, at::Tensor& out) {
     workspace = at::empty({c.split_k, la.M_pad, N}, a.options().dtype(at::kFloat));
     la.workspace = workspace.data_ptr<float>();
   }
+  at::Tensor scratch;
+  if (k.scratch_bytes) {  // kernel-private device scratch, same allocator and stream as the workspace
+    la.scratch_bytes = k.scratch_bytes(la);
+    if (la.scratch_bytes > 0) {
+      scratch = at::empty({la.scratch_bytes}, a.options().dtype(at::kByte));
+      la.scratch = scratch.data_ptr();
+    }
+  }
   char err[512] = {0};
   const int rc = k.launch(la, err, sizeof(err));
   TORCH_CHECK(rc == 0, "flygemm.", op_name(p.op), ": launching ", k.name, " failed (", rc, "): ", err);

@@ -32,6 +32,8 @@ struct LaunchArgs {
   const void* bias = nullptr;     // [N] or null
   void* out = nullptr;            // [M, N] with row stride ldo elements
   float* workspace = nullptr;     // fp32 [split_k, M_pad, N] when split_k > 1, else null
+  void* scratch = nullptr;        // the record's scratch_bytes(args) bytes, when it has that function
+  int64_t scratch_bytes = 0;
   int64_t M = 0, N = 0, K = 0;
   int64_t lda = 0, ldo = 0;
   int64_t M_pad = 0;              // rows of each workspace slice
@@ -47,6 +49,9 @@ struct LaunchArgs {
 using LaunchFn = int (*)(const LaunchArgs& args, char* err, int err_len);
 // Loads the record's module on the current device (called once per device, outside capture).
 using LoadFn = int (*)(int device, char* err, int err_len);
+// Bytes of device scratch one launch with these args needs (the op layer allocates it on the op's stream
+// and passes it as LaunchArgs::scratch); the kernel's adapter owns the layout.
+using ScratchFn = int64_t (*)(const LaunchArgs& args);
 
 struct KernelRecord {
   const char* name;        // unique, e.g. "gemm_a16w16.bf16.bf16.t128x128x64"
@@ -63,6 +68,7 @@ struct KernelRecord {
   const char* meta_json;   // everything else the build knew (tile config, sizes, source hash)
   LoadFn load;
   LaunchFn launch;
+  ScratchFn scratch_bytes = nullptr;  // null: the kernel needs no scratch
 };
 
 struct DispatchRow {

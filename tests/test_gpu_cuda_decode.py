@@ -371,7 +371,26 @@ def test_decode_cuda_graph_replay(op, split_k, monkeypatch):
     skip_unless_built(op)
     M, N, K = 7, 2048, 7168
     kernel, table_split = table_choice(op, M, N, K)
-    monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"{kernel}:{table_split if split_k == 'table' else split_k}")
+    graph_replay_case(op, M, N, K, f"{kernel}:{table_split if split_k == 'table' else split_k}", monkeypatch)
+
+
+@requires_cuda
+@pytest.mark.parametrize("op", ["gemm_mxfp8", "gemm_mxfp4"])
+@pytest.mark.parametrize("split_k", [1, 3])
+def test_image_kernels_cuda_graph_replay(op, split_k, monkeypatch):
+    """The .img kernels (meta a_image: a first kernel writes the activation image into the op's scratch, the GEMM
+    runs as its programmatic dependent) captured in a CUDA graph: the PDL edge and the scratch allocation inside
+    the captured region, 20 replays with new inputs equal to eager runs."""
+    img = [k for k in decode_kernels(op) if k["meta"].get("a_image")]
+    if not img:
+        pytest.skip(f"no a_image decode kernel for {op} in this build")
+    for k in img:
+        graph_replay_case(op, min(k["tile"][0], 40) - 3, 272, 7168, f"{k['name']}:{split_k}", monkeypatch,
+                          replays=20)
+
+
+def graph_replay_case(op, M, N, K, force, monkeypatch, replays=100):
+    monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", force)
     flygemm.warmup("cuda")
     static, bias = make_operands(op, M, N, K, seed=0)
     static = tuple(t.clone() for t in static)
@@ -384,7 +403,7 @@ def test_decode_cuda_graph_replay(op, split_k, monkeypatch):
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         out_static = fn(*static, bias)
-    for i in range(100):
+    for i in range(replays):
         new, _ = make_operands(op, M, N, K, seed=100 + i)
         for dst, src in zip(static, new):  # byte copies: float4 / e8m0 tensors have no conversions
             dst.view(torch.uint8).copy_(src.view(torch.uint8))

@@ -250,7 +250,7 @@ def write_registry(arch: str, arch_dir: pathlib.Path, built: list[tuple[dict, di
                 str(int(result.get("requires_n_multiple", 1))),
                 _cstr(json.dumps(meta, sort_keys=True, default=str)),
                 f"&{ns}::{spec['ident']}_load", f"&{ns}::{spec['ident']}_launch",
-            ]) + "},"
+            ] + ([f"&{ns}::{spec['ident']}_scratch_bytes"] if result.get("scratch_fn") else [])) + "},"
         )
     if not built:
         out.append("  {}")  # zero-length arrays are not C++

@@ -8,6 +8,7 @@
 #   FLYGEMM_MXB_MATCH  the .wgb candidates of the tuning; FLYGEMM_MXB_NOW  the kernels they are compared with
 #   FLYGEMM_MXB_OP     the op (default gemm_mxfp4; gemm_mxfp8 for the MXFP8 .wgb kernels)
 #   FLYGEMM_MXB_SAN=1  compute-sanitizer memcheck over the op's .wgb kernels after the tests
+#                      (FLYGEMM_MXB_SAN_MATCH: other kernels, comma-separated name parts, e.g. .img.)
 #   FLYGEMM_MXB_EXTRA  more shapes for the issue step (MxNxK,...); FLYGEMM_MXB_TUNE=0 skips the tuning
 #   FLYGEMM_MXB_PLAN   a file of tuning steps, one per line: name seconds op shapes match splits (# comments);
 #                      replaces the issue / sweep / M = 8 steps (several ops and candidate sets in one call)
@@ -27,7 +28,7 @@ OP=${FLYGEMM_MXB_OP:-gemm_mxfp4}
 if [ "${FLYGEMM_MXB_SAN:-0}" = 1 ]; then
   SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
   PYTHONPATH=$PWD/python timeout "${FLYGEMM_MXB_TS:-90}" "$SAN" --tool memcheck $PY tools/sanitize_sweep.py --each-kernel \
-    --match .wgb. --ops "$OP" --shapes 70x272x1024,1x200x7168 > "$OUT/memcheck.log" 2>&1
+    --match "${FLYGEMM_MXB_SAN_MATCH:-.wgb.}" --ops "$OP" --shapes 70x272x1024,1x200x7168 > "$OUT/memcheck.log" 2>&1
   echo "memcheck rc $? $(grep -E 'ERROR SUMMARY' "$OUT/memcheck.log" | tail -n 1)"
 fi
 if [ -n "${FLYGEMM_MXB_PROFILE:-}" ]; then

@@ -290,7 +290,7 @@ class Config:
 
     def __init__(self, op, in_dtype=None, out_dtype="bf16", tile_m=16, tile_n=32, tile_k=0,
                  warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync", w_bulk=0,
-                 mx_n=0, a_rounds=0, mx_bf16=0):
+                 mx_n=0, a_rounds=0, mx_bf16=0, a_image=0):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         self.op = op
@@ -364,6 +364,18 @@ class Config:
             raise ValueError(f"{FAMILY}: mx_n / mx_bf16 need a_rounds in [1, 64]")
         if not self.mx_pipe and a_rounds:
             raise ValueError(f"{FAMILY}: a_rounds is a parameter of the mx_n / mx_bf16 kernels")
+        # a_image = 1 (the .img kernels, mx_bf16): the activation is decoded once per call, not once per CTA.
+        # A first kernel of the launcher writes it, scales folded in, as the image of the B tiles (act_image_kernel:
+        # per tile_m rows, per 128-column group, the 8 k16 steps' tiles exactly as staging lays them out in shared
+        # memory), into the launch's scratch; the main kernel, launched as its programmatic dependent (PDL), streams
+        # its weight ring meanwhile and copies each stage's image with TMA bulk copies into two alternating stage
+        # buffers (the next stage's copy in flight during the current one). Why: the per-CTA decode was the largest
+        # instruction share of these kernels; without it (wrong results, an upper bound measured on the H200,
+        # docs/measurements/2026-12-01-h200-skip-bounds-19.txt) 16 / 64 x 16384 x 7168 took 24.5 / 36.4 against
+        # 30.1 / 59.0 us. The price: every CTA reads the bf16 image (4x the raw fp4 bytes) from L2.
+        self.a_image = int(a_image)
+        if self.a_image not in (0, 1) or (self.a_image and not self.mx_bf16):
+            raise ValueError(f"{FAMILY}: a_image must be 0 or 1, and is a parameter of the mx_bf16 kernels")
         # tile_k = elements of one k-tile (one warp, one round) = 4 lanes x V vectors x wve
         per_vec = 4 * self.wve
         tk = int(tile_k) or (per_vec * (2 if self.mode == "mxfp4" else 4))
@@ -519,6 +531,11 @@ class Config:
         if self.mx_pipe:
             act_and_red = max(self.a_rounds * (self.a_buf_bytes + self.sa_buf_bytes) + self.sw_stage_bytes,
                               self.red_bytes)
+        if self.a_image:
+            # two stage buffers of B-tile image and of weight-scale words, then the two stage mbarriers
+            act_and_red = max(2 * (self.a_rounds * self.a_buf_bytes + self.sw_stage_bytes) + 16, self.red_bytes)
+        # a_image: bytes of the activation image per tile_m rows and 128 columns (8 k16 steps of bf16 B tiles)
+        self.img_group_bytes = 256 * self.tile_m
         self.smem_bytes = (act_and_red
                            + self.zero_bytes + self.w_stages * self.w_stage_bytes
                            + self.w_bulk * (self.wb_slot_bytes + 8) + 5 * 128)
@@ -530,7 +547,7 @@ class Config:
     def from_spec(spec: dict) -> "Config":
         p = dict(spec.get("params") or {})
         unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma", "w_bulk", "mx_n",
-                            "a_rounds", "mx_bf16"}
+                            "a_rounds", "mx_bf16", "a_image"}
         if unknown:  # a misspelt parameter would otherwise build the default kernel under its name
             raise ValueError(f"{FAMILY}: unknown params {sorted(unknown)}")
         return Config(
@@ -542,6 +559,7 @@ class Config:
             l2_prefetch=p.get("l2_prefetch", 128), min_blocks=p.get("min_blocks", 2),
             w_stages=p.get("w_stages", 0), mma=p.get("mma", "sync"), w_bulk=p.get("w_bulk", 0),
             mx_n=p.get("mx_n", 0), a_rounds=p.get("a_rounds", 0), mx_bf16=p.get("mx_bf16", 0),
+            a_image=p.get("a_image", 0),
         )
 
     def meta(self) -> dict:
@@ -559,7 +577,7 @@ class Config:
             "w_bulk": self.w_bulk,
             "w_bytes_in_flight_per_cta_bulk": self.w_bulk * self.tile_n * self.round_k * 16 // self.ve,
             "min_blocks_per_sm": self.min_blocks,
-            "mx_n": self.mx_n, "a_rounds": self.a_rounds, "mx_bf16": self.mx_bf16,
+            "mx_n": self.mx_n, "a_rounds": self.a_rounds, "mx_bf16": self.mx_bf16, "a_image": self.a_image,
             "mma": (f"wgmma.m64n{4 * self.tile_m}k32 e4m3 (A in registers, MX blocks along N)" if self.mx_n else
                     f"wgmma.m64n{self.tile_m}k16 bf16 (A in registers, E8M0 scales folded in)" if self.mx_bf16 else
                     f"wgmma.m64n{self.tile_m}k32 e4m3 (A in registers)" if self.mma == "wgmma" else
@@ -586,6 +604,7 @@ def _make_kernel_class(cfg: Config):
         P.wgmma_e4m3)
     ldg_w8, ldg_b32, ldg_b32_p, e2m1x8_to_e4m3 = P.ldg_w8, P.ldg_b32, P.ldg_b32_p, P.e2m1x8_to_e4m3
     e4m3x4_to_bf16, e4m3x4_nan_bits = P.e4m3x4_to_bf16, P.e4m3x4_nan_bits
+    stg_v4 = P.stg_v4
 
     def nan_if_any(mult, bits):
         """mx_bf16 MXFP8: the bf16x2 scale factor, made NaN where `bits` (OR of e4m3x4_nan_bits) flags an e4m3
@@ -593,6 +612,22 @@ def _make_kernel_class(cfg: Config):
         code a finite 480)."""
         flag = Int32(0) - b2i(band(bits, 0x80808080) != 0)
         return bop("or.b32", mult, band(flag, 0x7FC07FC0))
+    def mx_act_decode(v, sb):
+        """mx_bf16: one raw 16-byte activation chunk (words v[0..3]) with its block's E8M0 byte sb -> the bf16 pair
+        words of the B tiles, A * 2^48 (exact, as the mma.sync kernels' store_a), keyed (raw word q, pair i).
+        MXFP4: (q * 2^-126) * 2^126 * 2^(b - 79), pairs 0..3 of e2m1x8_to_bf16. MXFP8: (q * 2^-120) * 2^120 *
+        2^(b - 79), pairs 0..1 of e4m3x4_to_bf16; a chunk holding an e4m3 NaN code gets a NaN factor."""
+        if mode == "mxfp8":
+            nb = e4m3x4_nan_bits(v[0])
+            for q in range(1, 4):
+                nb = bop("or.b32", nb, e4m3x4_nan_bits(v[q]))
+            mult = nan_if_any(bf16x2_pow2(sb + 48), nb)
+            return {(q, i_): hmul_bf16x2(hmul_bf16x2(d, 0x7B807B80), mult)
+                    for q in range(4) for i_, d in enumerate(e4m3x4_to_bf16(v[q]))}
+        mult = bf16x2_pow2(sb + 48)
+        return {(q, i_): hmul_bf16x2(hmul_bf16x2(d, 0x7E807E80), mult)
+                for q in range(4) for i_, d in enumerate(e2m1x8_to_bf16(v[q]))}
+
     mbar_init, fence_mbar_init, mbar_arrive_expect_tx, mbar_wait, bulk_g2s = (
         P.mbar_init, P.fence_mbar_init, P.mbar_arrive_expect_tx, P.mbar_wait, P.bulk_g2s)
     lds_u8 = P.lds_u8
@@ -640,6 +675,9 @@ def _make_kernel_class(cfg: Config):
     MXN = cfg.mx_n == 1                 # MXFP4 blocks along wgmma's N (Config.mx_n)
     MXP = MXN or MXB                    # the staged-activation + cp.async-ring pipeline of main_mxn
     MX8 = MXB and mode == "mxfp8"       # mx_bf16 MXFP8: a lane's unit is a 32-byte block
+    AIMG = cfg.a_image == 1             # the activation decoded once per call into an image (Config.a_image)
+    KTI = TK // 128 * cfg.img_group_bytes   # a_image: image bytes of one k-tile (tile_m rows)
+    SWB = cfg.sw_stage_bytes            # a_image: bytes of one stage's weight-scale words
     UV = cfg.unit_vectors               # 16-byte vectors per lane unit (MX8: 2)
     NB = 4 * TM if MXN else TM          # wgmma N
     NPART = cfg.red_parts               # partial sums per output in the final reduction
@@ -1278,6 +1316,64 @@ def _make_kernel_class(cfg: Config):
                                    cx.sSW + rr * (TN * MXW * 4))
 
         @cute.jit
+        def main_img(self, cx, sA, sW, wcur, scur, acc, tid, t, wk, rows, w, w_scale, kt_begin, kt_end, kend, K, R):
+            """a_image: every round of the CTA's slice. Stage sr (PR rounds) reads B-tile buffer and weight-scale words
+            sr % 2; at its start (after the barrier that frees the other buffers) warp 0 requests stage sr + 1's image
+            (TMA bulk copies on that buffer's mbarrier) and every thread loads its scale words, stored at its end.
+            The image is written by the launcher's first kernel: griddepcontrol.wait before the first copy, after the
+            weight ring's first rounds are requested (under PDL this kernel starts while that one runs)."""
+            cx.sW, cx.acc, cx.tid, cx.t, cx.wk = sW, acc, tid, t, wk
+            cx.rows, cx.w, cx.w_scale = rows, w, w_scale
+            cx.kt_begin, cx.kt_end, cx.kend, cx.K, cx.R = kt_begin, kt_end, kend, K, R
+            cx.stgw = cute.make_rmem_tensor((max(SWPT, 1),), Int32)
+            sSW = sA + 2 * PR * ABUF
+            bar = sSW + 2 * SWB
+            nst = (R + PR - 1) // PR
+            if tid == 0:
+                mbar_init(bar, 1)
+                mbar_init(bar + 8, 1)
+                fence_mbar_init()
+            if nst > 0:
+                self.issue_stage_scales(cx, 0)
+            for s_ in cutlass.range_constexpr(WS - 1):
+                if s_ < R:
+                    self.load_w_mxn(None, None, w, rows, kt_begin + s_ * WK + wk, kend, K, w_scale, t, True, False,
+                                    sW + s_ * WSTAGE, tid)
+                cp_async_commit()
+            cute.arch.griddepcontrol_wait()
+            cute.arch.sync_threads()   # the mbarriers' initialization
+            if nst > 0:
+                self.issue_stage_image(cx, 0, sA, bar)
+                self.store_stage_scales(cx, sSW)
+            for sr in cutlass.range(nst, unroll=1):
+                b = sr % 2
+                cute.arch.sync_threads()   # stage sr's scale words stored; every warp done with stage sr - 1's buffers
+                if sr + 1 < nst:
+                    self.issue_stage_image(cx, sr + 1, sA + (1 - b) * (PR * ABUF), bar + (1 - b) * 8)
+                    self.issue_stage_scales(cx, sr + 1)
+                mbar_wait(bar + b * 8, (sr // 2) % 2)
+                for rr in cutlass.range(cutlass.min(PR, R - sr * PR), unroll=1):
+                    self.round_mxn(cx, sr * PR + rr, wcur, scur, sA + b * (PR * ABUF) + rr * ABUF, 0,
+                                   sSW + b * SWB + rr * (TN * MXW * 4))
+                if sr + 1 < nst:
+                    self.store_stage_scales(cx, sSW + (1 - b) * SWB)
+
+        @cute.jit
+        def issue_stage_image(self, cx, sr, dst, bar):
+            """a_image: warp 0 requests the image of stage sr's k-tiles inside the slice (one bulk copy per k-tile,
+            KTI bytes, contiguous in the image) into dst, completing on bar."""
+            if cx.tid < 32:
+                kt0 = cx.kt_begin + sr * PR * WK
+                nkt = cutlass.min(cx.kt_end, kt0 + PR * WK) - kt0
+                if cx.tid == 0:
+                    mbar_arrive_expect_tx(bar, nkt * KTI)
+                cute.arch.sync_warp()
+                for i in cutlass.range_constexpr(-(-(PR * WK) // 32)):
+                    j = cx.tid + 32 * i
+                    if j < nkt:
+                        bulk_g2s(dst + j * KTI, cx.img + Int64(kt0 + j) * KTI, KTI, bar)
+
+        @cute.jit
         def stage_mxn_issue(self, cx, sr):
             """mx_n: the raw activation chunks (and E8M0 scales, as fp32) of the PR rounds of stage sr into
             registers (cx.stg / cx.stgs), spread over every thread; zeros past M, the slice and K."""
@@ -1306,12 +1402,18 @@ def _make_kernel_class(cfg: Config):
                 blk = ((cx.kt_begin + (r0 + pr) * WK) * TK) // 32 + col
                 p = b2i(e < PR * SAE) & b2i(pr < nr) & b2i(m < cx.m_rows) & b2i(blk < cx.K // 32)
                 cx.stgs[i] = e8m0_f32(ldg_u8_p(cx.a_scale + Int64(m) * (cx.K // 32) + Int64(blk), p))
-            # the weight rows' E8M0 words of the stage's rounds (word q of a row's round: its 4-block quad q, k
-            # (round start) + 128 q); rows past N re-read row N - 1 (never stored), words past the slice are 0
-            # (their activation is 0). Why not 4-byte cp.async words in the weight ring: with a 256-byte scale
-            # row stride (K = 8192) those copies hit one shared-memory bank from every row of a warp
-            # (ncu, 2026-11-30: 32-way conflicts, 73% of all shared wavefronts; 1 x 16384 x 8192 took 34 us against
-            # 21 us at K = 7680, docs/measurements/2026-11-30-h200-ncu-mxfp4-scale-stride-15.txt).
+            self.issue_stage_scales(cx, sr)
+
+        @cute.jit
+        def issue_stage_scales(self, cx, sr):
+            """The weight rows' E8M0 words of stage sr's rounds into cx.stgw (word q of a row's round: its 4-block
+            quad q, k (round start) + 128 q); rows past N re-read row N - 1 (never stored), words past the slice
+            are 0 (their activation is 0). Why not 4-byte cp.async words in the weight ring: with a 256-byte scale
+            row stride (K = 8192) those copies hit one shared-memory bank from every row of a warp (ncu,
+            2026-11-30: 32-way conflicts, 73% of all shared wavefronts; 1 x 16384 x 8192 took 34 us against 21 us
+            at K = 7680, docs/measurements/2026-11-30-h200-ncu-mxfp4-scale-stride-15.txt)."""
+            r0 = sr * PR
+            nr = cutlass.min(PR, cx.R - r0)
             for i in cutlass.range_constexpr(SWPT):
                 e = cx.tid + i * THREADS
                 pr = e // (TN * MXW)
@@ -1335,25 +1437,13 @@ def _make_kernel_class(cfg: Config):
                     m = cc // CPR
                     j = cc - m * CPR
                     base = cx.sA + pr * ABUF
-                    if cutlass.const_expr(MX8):
-                        # A * 2^48 in bf16: (q * 2^-120) * 2^120 * 2^(b - 79); chunk j is half j % 2 of block j // 2
-                        nb = e4m3x4_nan_bits(cx.stg[i * 4])
-                        for q in cutlass.range_constexpr(1, 4):
-                            nb = bop("or.b32", nb, e4m3x4_nan_bits(cx.stg[i * 4 + q]))
-                        mult = nan_if_any(bf16x2_pow2(cx.stgb[i] + 48), nb)
-                        for q in cutlass.range_constexpr(4):
-                            d = e4m3x4_to_bf16(cx.stg[i * 4 + q])
-                            for i_ in cutlass.range_constexpr(2):
-                                sts_b32(base + mxb8_act_word_offset(j // 2, m, 4 * (j % 2) + q, i_, BSTEP),
-                                        hmul_bf16x2(hmul_bf16x2(d[i_], 0x7B807B80), mult))
-                    elif cutlass.const_expr(MXB):
-                        # A * 2^48 in bf16, as the mma.sync kernels' store_a: (q * 2^-126) * 2^126 * 2^(b - 79)
-                        mult = bf16x2_pow2(cx.stgb[i] + 48)
-                        for q in cutlass.range_constexpr(4):
-                            d = e2m1x8_to_bf16(cx.stg[i * 4 + q])
-                            for i_ in cutlass.range_constexpr(4):
-                                sts_b32(base + mxb_act_word_offset(j, m, q, i_, BSTEP),
-                                        hmul_bf16x2(hmul_bf16x2(d[i_], 0x7E807E80), mult))
+                    if cutlass.const_expr(MXB):
+                        dec = mx_act_decode([cx.stg[i * 4 + q] for q in range(4)], cx.stgb[i])
+                        for (q, i_), word in dec.items():
+                            # MXFP8: chunk j is half j % 2 of block j // 2
+                            off = (mxb8_act_word_offset(j // 2, m, 4 * (j % 2) + q, i_, BSTEP) if MX8
+                                   else mxb_act_word_offset(j, m, q, i_, BSTEP))
+                            sts_b32(base + off, word)
                     else:
                         for q in cutlass.range_constexpr(4):
                             d = e2m1x8_to_e4m3(cx.stg[i * 4 + q])
@@ -1364,11 +1454,16 @@ def _make_kernel_class(cfg: Config):
                 if e < PR * SAE:
                     pr = e // SAE
                     sts_f32(cx.sSA + pr * SABUF + (e - pr * SAE) * 4, cx.stgs[i])
+            self.store_stage_scales(cx, cx.sSW)
+            fence_proxy_async()  # the wgmmas read the B tiles through the async proxy
+
+        @cute.jit
+        def store_stage_scales(self, cx, dst):
+            """cx.stgw (issue_stage_scales) into the stage's weight-scale words at dst."""
             for i in cutlass.range_constexpr(SWPT):
                 e = cx.tid + i * THREADS
                 if e < SWE:
-                    sts_b32(cx.sSW + e * 4, cx.stgw[i])
-            fence_proxy_async()  # the wgmmas read the B tiles through the async proxy
+                    sts_b32(dst + e * 4, cx.stgw[i])
 
         @cute.jit
         def round_mxn(self, cx, r, wcur, scur, abuf, sabuf, swbuf):
@@ -1391,7 +1486,12 @@ def _make_kernel_class(cfg: Config):
                 for u in cutlass.range_constexpr(V):
                     # byte t of the row's word for this warp's quad u (8 rows of a warp 4 * MXW bytes apart)
                     scur[gh * V + u] = lds_u8(swbuf + (rl * MXW + cx.wk * V + u) * 4 + cx.t)
-            if cutlass.const_expr(MXB):
+            if cutlass.const_expr(AIMG):
+                # the image holds the next slice's activation past this one (staging zero-filled it): a warpgroup
+                # whose k-tile of the slice's last round lies past the slice skips it (warpgroup-uniform: wk)
+                if cx.kt_begin + r * WK + cx.wk < cx.kt_end:
+                    self.round_wgmma_mxb(cx, wcur, scur, abuf)
+            elif cutlass.const_expr(MXB):
                 self.round_wgmma_mxb(cx, wcur, scur, abuf)
             else:
                 self.round_wgmma_mxn(cx, wcur, scur, abuf, sabuf)
@@ -1504,7 +1604,7 @@ def _make_kernel_class(cfg: Config):
 
         # -------------------------------------------------------------- main kernel
         @cute.kernel
-        def main_kernel(self, a: Int64, w: Int64, a_scale: Int64, w_scale: Int64, bias: Int64,
+        def main_kernel(self, a: Int64, w: Int64, a_scale: Int64, w_scale: Int64, bias: Int64, act: Int64,
                         out: Int64, ws: Int64, M: Int32, N: Int32, K: Int32, lda: Int64, ldo: Int64,
                         M_pad: Int32, split_k: Int32, has_bias: Int32, a_per_row: Int32,
                         w_per_row: Int32):
@@ -1602,7 +1702,11 @@ def _make_kernel_class(cfg: Config):
                 pass
             cx = _Ctx()
             # ---- prologue: activation of round 0 in smem, weights of round 0 in flight
-            if cutlass.const_expr(MXP):
+            if cutlass.const_expr(AIMG):
+                cx.g, cx.wn, cx.n_cta, cx.N = g, wn, n_cta, N
+                cx.img = act + Int64(bm) * Int64(KT) * KTI   # this CTA's tile_m rows of the image
+                self.main_img(cx, sA, sW, wA, sAw, acc, tid, t, wk, rows, w, w_scale, kt_begin, kt_end, kend, K, R)
+            elif cutlass.const_expr(MXP):
                 cx.g, cx.wn, cx.n_cta, cx.N = g, wn, n_cta, N
                 cx.sSW = sSA + PR * SABUF
                 self.main_mxn(cx, sA, sSA, sW, wA, sAw, acc, tid, t, wk, rows, w, w_scale, a_tile, a_scale_tile,
@@ -1754,18 +1858,63 @@ def _make_kernel_class(cfg: Config):
                     v = v + ld_f32(bias + Int64(n) * 4)
                 stg_bf16(out + (Int64(m) * ldo + n) * 2, v)
 
+        # -------------------------------------------------------------- a_image: the activation image
+        @cute.kernel
+        def act_image_kernel(self, a: Int64, a_scale: Int64, act: Int64, M: Int32, K: Int32, lda: Int64):
+            """a_image: thread (row, 128-column group) decodes the group's raw chunks with their E8M0 bytes
+            (mx_act_decode, the staging's arithmetic) and writes them where staging would put them in shared memory,
+            at image tile row // TM, byte group * 256 TM: 16 stores of 16 bytes (one per k16 step and core matrix,
+            the 4 blocks' k slots of the row). Rows past M and columns past K (up to whole k-tiles) are zeros."""
+            cute.arch.griddepcontrol_launch_dependents()   # the GEMM may start its weight stream now (PDL)
+            tid, _, _ = cute.arch.thread_idx()
+            bx, _, _ = cute.arch.block_idx()
+            KT = (K + TK - 1) // TK
+            ngroups = KT * (TK // 128)
+            idx = bx * 256 + tid
+            row = idx // ngroups
+            grp = idx - row * ngroups
+            if row < (M + TM - 1) // TM * TM:
+                mt = row // TM
+                m = row - mt * TM
+                k0 = grp * 128
+                ok = b2i(row < M) & b2i(k0 < K)
+                sw = ldg_b32_p(a_scale + Int64(row) * (K // 32) + Int64(k0 >> 5), ok)  # the 4 blocks' E8M0 bytes
+                dec = []
+                for c in cutlass.range_constexpr(128 // VE):   # raw 16-byte chunks: 4 (fp4) / 8 (fp8)
+                    v = ldg_a(a + Int64(row) * (lda * A_STORE_BYTES) + Int64(k0 + c * VE) * 16 // VE, ok)
+                    dec.append(mx_act_decode(v, band(bshr(sw, 8 * (c * VE // 32)), 0xFF)))
+                base = act + Int64(mt) * Int64(KT) * KTI + Int64(grp) * cfg.img_group_bytes
+                for s8 in cutlass.range_constexpr(8):          # k16 step of the group
+                    for i_ in cutlass.range_constexpr(2):      # core matrix
+                        words = []
+                        for jb in cutlass.range_constexpr(4):  # block of the group: k slots 4 jb.. of the row
+                            if cutlass.const_expr(MX8):
+                                # step s8 = raw word q8 = s8 of the block: chunk 2 jb + s8 // 4, its word s8 % 4
+                                words.append(dec[2 * jb + s8 // 4][(s8 % 4, i_)])
+                            else:
+                                # step s8 = 2q + i // 2 (mxb_act_word_offset), core matrix i % 2
+                                words.append(dec[jb][(s8 // 2, 2 * (s8 % 2) + i_)])
+                        off = (mxb8_act_word_offset(0, m, s8, i_, BSTEP) if MX8
+                               else mxb_act_word_offset(0, m, s8 // 2, 2 * (s8 % 2) + i_, BSTEP))
+                        stg_v4(base + Int64(off), words)
+
         # -------------------------------------------------------------- host launcher
         @cute.jit
-        def __call__(self, a: Int64, w: Int64, a_scale: Int64, w_scale: Int64, bias: Int64,
+        def __call__(self, a: Int64, w: Int64, a_scale: Int64, w_scale: Int64, bias: Int64, act: Int64,
                      out: Int64, ws: Int64, M: Int32, N: Int32, K: Int32, lda: Int64, ldo: Int64,
                      M_pad: Int32, split_k: Int32, has_bias: Int32, a_per_row: Int32,
                      w_per_row: Int32, stream: cuda.CUstream):
             grid_n = (N + TN - 1) // TN
             grid_m = (M + TM - 1) // TM
-            self.main_kernel(a, w, a_scale, w_scale, bias, out, ws, M, N, K, lda, ldo, M_pad,
+            if cutlass.const_expr(AIMG):
+                # the activation image first; the GEMM is its programmatic dependent (griddepcontrol.wait in main_img)
+                n_img = grid_m * TM * ((K + TK - 1) // TK) * (TK // 128)
+                self.act_image_kernel(a, a_scale, act, M, K, lda).launch(
+                    grid=((n_img + 255) // 256, 1, 1), block=[256, 1, 1], stream=stream)
+            self.main_kernel(a, w, a_scale, w_scale, bias, act, out, ws, M, N, K, lda, ldo, M_pad,
                              split_k, has_bias, a_per_row, w_per_row).launch(
                 grid=(grid_n, split_k, grid_m), block=[THREADS, 1, 1], stream=stream,
-                **MIN_BLOCKS)
+                use_pdl=AIMG, **MIN_BLOCKS)
             if split_k > 1:
                 total = M * N
                 self.reduce_kernel(ws, bias, out, M, N, ldo, M_pad, split_k, has_bias).launch(
@@ -1790,7 +1939,7 @@ def compile_and_export(cfg: Config, out_dir: pathlib.Path, ident: str, arch: str
     opts = f"--gpu-arch {arch}"
     if keep_dir:
         opts += f" --keep-ptx --keep-cubin --dump-dir {keep_dir}"
-    compiled = cute.compile(gemm, i64, i64, i64, i64, i64, i64, i64, i32, i32, i32, i64, i64,
+    compiled = cute.compile(gemm, i64, i64, i64, i64, i64, i64, i64, i64, i32, i32, i32, i64, i64,
                             i32, i32, i32, i32, i32, cuda.CUstream(0), options=opts)
     out_dir.mkdir(parents=True, exist_ok=True)
     compiled.export_to_c(str(out_dir), ident, ident)
@@ -1798,7 +1947,7 @@ def compile_and_export(cfg: Config, out_dir: pathlib.Path, ident: str, arch: str
 
 
 _EXPECTED_WRAPPER_ARGS = [
-    "int64_t a", "int64_t w", "int64_t a_scale", "int64_t w_scale", "int64_t bias", "int64_t out",
+    "int64_t a", "int64_t w", "int64_t a_scale", "int64_t w_scale", "int64_t bias", "int64_t act", "int64_t out",
     "int64_t ws", "int32_t M", "int32_t N", "int32_t K", "int64_t lda", "int64_t ldo",
     "int32_t M_pad", "int32_t split_k", "int32_t has_bias", "int32_t a_per_row",
     "int32_t w_per_row", "cudaStream_t stream",
@@ -1817,9 +1966,19 @@ constexpr long long kElemNum = @ENUM@, kElemDen = @EDEN@;  // bytes per element 
 constexpr long long kStoreBytes = @SBYTES@;  // bytes per storage element of a (fp4: 1 per pair)
 constexpr int kMode = @MODE@;  // 0 bf16, 1 fp8 (tensor/row scales), 2 blockscale, 3 mxfp8, 4 mxfp4
 constexpr int kMxScaleAlign = @MXALIGN@;  // E8M0 scale pointers: the MXFP4 bulk kernels copy 4-byte words
+// a_image: bytes of the activation image per k-tile of tile_m rows (Config.img_group_bytes x tile_k / 128),
+// k-tiles of @TILE_K@ columns; 0: the kernel needs no scratch
+constexpr long long kImageKTileBytes = @IMGKT@, kTileK = @TILE_K@;
 """
 
 _ADAPTER_LAUNCH = r"""
+// a_image: the image covers ceil(M / tile_m) row tiles x ceil(K / tile_k) k-tiles (act_image_kernel's grid)
+static int64_t @IDENT@_scratch_bytes(const flygemm::LaunchArgs& args) {
+  using namespace @IDENT@_detail;
+  if (args.M <= 0 || args.K <= 0) return 0;
+  return (args.M + kTileM - 1) / kTileM * ((args.K + kTileK - 1) / kTileK) * kImageKTileBytes;
+}
+
 static int @IDENT@_launch(const flygemm::LaunchArgs& args, char* err, int err_len) {
   using namespace @IDENT@_detail;
   const long long M = args.M, N = args.N, K = args.K, lim = 0x7fffffffLL;
@@ -1871,11 +2030,16 @@ static int @IDENT@_launch(const flygemm::LaunchArgs& args, char* err, int err_le
     if (kMode >= 3 && (!aligned(args.a_scale, kMxScaleAlign) || !aligned(args.w_scale, kMxScaleAlign)))
       return fail(err, err_len, "this kernel needs 4-byte aligned E8M0 scale pointers");
   }
+  if (kImageKTileBytes > 0) {
+    if (!args.scratch || args.scratch_bytes < @IDENT@_scratch_bytes(args) || !aligned(args.scratch, 16))
+      return fail(err, err_len, "this kernel needs its 16-byte aligned scratch (the activation image)");
+  }
   if (loaded_sm_count(args.device, err, err_len) <= 0) return -1;
   // Same packing as cute_dsl_@IDENT@_wrapper in @HEADER@; the launcher returns the status of
   // the (last) cudaLaunchKernelEx.
   int64_t a = (int64_t)args.a, w = (int64_t)args.w, a_scale = (int64_t)args.a_scale;
   int64_t w_scale = (int64_t)args.w_scale, bias = (int64_t)args.bias, out = (int64_t)args.out;
+  int64_t act = (int64_t)args.scratch;
   int64_t ws = (int64_t)args.workspace;
   int32_t m = (int32_t)M, n = (int32_t)N, k = (int32_t)K;
   int64_t lda = (int64_t)args.lda, ldo = (int64_t)args.ldo;
@@ -1883,9 +2047,9 @@ static int @IDENT@_launch(const flygemm::LaunchArgs& args, char* err, int err_le
   int32_t sk = split_k, has_bias = args.bias ? 1 : 0;
   void* stream = args.stream;
   int32_t ret = 0;
-  void* packed[19] = {&a, &w, &a_scale, &w_scale, &bias, &out, &ws, &m, &n, &k, &lda, &ldo,
+  void* packed[20] = {&a, &w, &a_scale, &w_scale, &bias, &act, &out, &ws, &m, &n, &k, &lda, &ldo,
                       &m_pad, &sk, &has_bias, &a_per_row, &w_per_row, &stream, &ret};
-  @CIFACE@(packed, 19);
+  @CIFACE@(packed, 20);
   if (ret != 0) return fail_cuda(err, err_len, "kernel launch (cudaLaunchKernelEx)", ret);
   return 0;
 }
@@ -1905,6 +2069,8 @@ def adapter_cpp(ident: str, name: str, header_rel: str, ciface: str, cfg: Config
         "@THREADS@": str(cfg.threads), "@KMULT@": str(cfg.k_multiple),
         "@MAXSPLIT@": str(MAX_SPLIT_K), "@ENUM@": str(enum), "@EDEN@": str(eden),
         "@MODE@": str(_MODE_CODE[cfg.mode]), "@SBYTES@": "2" if cfg.mode == "bf16" else "1",
+        "@IMGKT@": str(cfg.tile_k // 128 * cfg.img_group_bytes if cfg.a_image else 0),
+        "@TILE_K@": str(cfg.tile_k),
         "@MXALIGN@": "4" if ((cfg.w_bulk and cfg.mode == "mxfp4") or (cfg.mx_pipe and cfg.mode in ("mxfp4", "mxfp8")))
         else "1",
     }.items():
@@ -1946,6 +2112,7 @@ def build(spec: dict, out_dir: pathlib.Path) -> dict:
         "requires_k_multiple": cfg.k_multiple,
         "requires_n_multiple": 1,
         "max_split_k": MAX_SPLIT_K,
+        "scratch_fn": bool(cfg.a_image),   # registry: the record's scratch_bytes is @IDENT@_scratch_bytes
     }
     (out_dir / "adapter.cpp").write_text(adapter)
     (out_dir / "build.json").write_text(json.dumps(
