@@ -216,6 +216,9 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
     def b2i(c):
         return Int32(c)
 
+    def stg_b32(addr, v):
+        _asm([], [Int64(addr), Int32(v)], "st.global.b32 [$0], $1;", "l,r", side=True)
+
     def stg_v4(addr, v):
         _asm([], [Int64(addr)] + [Int32(x) for x in v], "st.global.v4.b32 [$0], {$1,$2,$3,$4};",
              "l,r,r,r,r", side=True)

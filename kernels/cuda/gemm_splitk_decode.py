@@ -604,7 +604,7 @@ def _make_kernel_class(cfg: Config):
         P.wgmma_e4m3)
     ldg_w8, ldg_b32, ldg_b32_p, e2m1x8_to_e4m3 = P.ldg_w8, P.ldg_b32, P.ldg_b32_p, P.e2m1x8_to_e4m3
     e4m3x4_to_bf16, e4m3x4_nan_bits = P.e4m3x4_to_bf16, P.e4m3x4_nan_bits
-    stg_v4 = P.stg_v4
+    stg_b32 = P.stg_b32
 
     def nan_if_any(mult, bits):
         """mx_bf16 MXFP8: the bf16x2 scale factor, made NaN where `bits` (OR of e4m3x4_nan_bits) flags an e4m3
@@ -627,6 +627,13 @@ def _make_kernel_class(cfg: Config):
         mult = bf16x2_pow2(sb + 48)
         return {(q, i_): hmul_bf16x2(hmul_bf16x2(d, 0x7E807E80), mult)
                 for q in range(4) for i_, d in enumerate(e2m1x8_to_bf16(v[q]))}
+
+    def act_word_offset(j, m, q, i_):
+        """mx_bf16: byte offset (from the first 128-column group) of pair word i_ of raw word q of 16-byte activation
+        chunk j of token m in the B tiles (MXFP8: chunk j is half j % 2 of block j // 2)."""
+        if MX8:
+            return mxb8_act_word_offset(j // 2, m, 4 * (j % 2) + q, i_, BSTEP)
+        return mxb_act_word_offset(j, m, q, i_, BSTEP)
 
     mbar_init, fence_mbar_init, mbar_arrive_expect_tx, mbar_wait, bulk_g2s = (
         P.mbar_init, P.fence_mbar_init, P.mbar_arrive_expect_tx, P.mbar_wait, P.bulk_g2s)
@@ -1440,10 +1447,7 @@ def _make_kernel_class(cfg: Config):
                     if cutlass.const_expr(MXB):
                         dec = mx_act_decode([cx.stg[i * 4 + q] for q in range(4)], cx.stgb[i])
                         for (q, i_), word in dec.items():
-                            # MXFP8: chunk j is half j % 2 of block j // 2
-                            off = (mxb8_act_word_offset(j // 2, m, 4 * (j % 2) + q, i_, BSTEP) if MX8
-                                   else mxb_act_word_offset(j, m, q, i_, BSTEP))
-                            sts_b32(base + off, word)
+                            sts_b32(base + act_word_offset(j, m, q, i_), word)
                     else:
                         for q in cutlass.range_constexpr(4):
                             d = e2m1x8_to_e4m3(cx.stg[i * 4 + q])
@@ -1861,42 +1865,29 @@ def _make_kernel_class(cfg: Config):
         # -------------------------------------------------------------- a_image: the activation image
         @cute.kernel
         def act_image_kernel(self, a: Int64, a_scale: Int64, act: Int64, M: Int32, K: Int32, lda: Int64):
-            """a_image: thread (row, 128-column group) decodes the group's raw chunks with their E8M0 bytes
-            (mx_act_decode, the staging's arithmetic) and writes them where staging would put them in shared memory,
-            at image tile row // TM, byte group * 256 TM: 16 stores of 16 bytes (one per k16 step and core matrix,
-            the 4 blocks' k slots of the row). Rows past M and columns past K (up to whole k-tiles) are zeros."""
+            """a_image: thread (row, raw 16-byte chunk) decodes its chunk with the block's E8M0 byte (mx_act_decode,
+            the staging's arithmetic) and stores each word where staging would put it in shared memory
+            (act_word_offset, k-tile images back to back), at image tile row // TM. Rows past M and columns past K
+            (up to whole k-tiles) are zeros. One chunk per thread: this kernel's latency is on the GEMM's critical
+            path (the GEMM waits for it after its first weight rounds)."""
             cute.arch.griddepcontrol_launch_dependents()   # the GEMM may start its weight stream now (PDL)
             tid, _, _ = cute.arch.thread_idx()
             bx, _, _ = cute.arch.block_idx()
             KT = (K + TK - 1) // TK
-            ngroups = KT * (TK // 128)
+            nchunks = KT * TK // VE
             idx = bx * 256 + tid
-            row = idx // ngroups
-            grp = idx - row * ngroups
+            row = idx // nchunks
+            j = idx - row * nchunks
             if row < (M + TM - 1) // TM * TM:
                 mt = row // TM
                 m = row - mt * TM
-                k0 = grp * 128
-                ok = b2i(row < M) & b2i(k0 < K)
-                sw = ldg_b32_p(a_scale + Int64(row) * (K // 32) + Int64(k0 >> 5), ok)  # the 4 blocks' E8M0 bytes
-                dec = []
-                for c in cutlass.range_constexpr(128 // VE):   # raw 16-byte chunks: 4 (fp4) / 8 (fp8)
-                    v = ldg_a(a + Int64(row) * (lda * A_STORE_BYTES) + Int64(k0 + c * VE) * 16 // VE, ok)
-                    dec.append(mx_act_decode(v, band(bshr(sw, 8 * (c * VE // 32)), 0xFF)))
-                base = act + Int64(mt) * Int64(KT) * KTI + Int64(grp) * cfg.img_group_bytes
-                for s8 in cutlass.range_constexpr(8):          # k16 step of the group
-                    for i_ in cutlass.range_constexpr(2):      # core matrix
-                        words = []
-                        for jb in cutlass.range_constexpr(4):  # block of the group: k slots 4 jb.. of the row
-                            if cutlass.const_expr(MX8):
-                                # step s8 = raw word q8 = s8 of the block: chunk 2 jb + s8 // 4, its word s8 % 4
-                                words.append(dec[2 * jb + s8 // 4][(s8 % 4, i_)])
-                            else:
-                                # step s8 = 2q + i // 2 (mxb_act_word_offset), core matrix i % 2
-                                words.append(dec[jb][(s8 // 2, 2 * (s8 % 2) + i_)])
-                        off = (mxb8_act_word_offset(0, m, s8, i_, BSTEP) if MX8
-                               else mxb_act_word_offset(0, m, s8 // 2, 2 * (s8 % 2) + i_, BSTEP))
-                        stg_v4(base + Int64(off), words)
+                el = j * VE
+                ok = b2i(row < M) & b2i(el < K)
+                v = ldg_a(a + Int64(row) * (lda * A_STORE_BYTES) + Int64(el) * 16 // VE, ok)
+                sb = ldg_u8_p(a_scale + Int64(row) * (K // 32) + Int64(el >> 5), ok)
+                base = act + Int64(mt) * Int64(KT) * KTI
+                for (q, i_), word in mx_act_decode(v, sb).items():
+                    stg_b32(base + Int64(act_word_offset(j, m, q, i_)), word)
 
         # -------------------------------------------------------------- host launcher
         @cute.jit
@@ -1908,7 +1899,7 @@ def _make_kernel_class(cfg: Config):
             grid_m = (M + TM - 1) // TM
             if cutlass.const_expr(AIMG):
                 # the activation image first; the GEMM is its programmatic dependent (griddepcontrol.wait in main_img)
-                n_img = grid_m * TM * ((K + TK - 1) // TK) * (TK // 128)
+                n_img = grid_m * TM * ((K + TK - 1) // TK) * (TK // VE)   # act_image_kernel: a thread per chunk
                 self.act_image_kernel(a, a_scale, act, M, K, lda).launch(
                     grid=((n_img + 255) // 256, 1, 1), block=[256, 1, 1], stream=stream)
             self.main_kernel(a, w, a_scale, w_scale, bias, act, out, ws, M, N, K, lda, ldo, M_pad,
