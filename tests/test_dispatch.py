@@ -438,13 +438,13 @@ def sm90a_mx_tables(op="gemm_mxfp4"):
 @pytest.mark.parametrize("M, N, K, kernel, source", [
     (1, 16384, 7168, "mxfp4.fp4_e2m1_x2.bf16.m2n64.s2.p14.wgn.sm90a", "table"),
     (3, 16384, 7168, "mxfp4.fp4_e2m1_x2.bf16.m4n64.s4.p3.wgn.sm90a", "table"),
-    (8, 16384, 7168, "mxfp4.fp4_e2m1_x2.bf16.m8n64.s3.p4.wgb.sm90a", "table"),
-    (16, 16384, 7168, "mxfp4.fp4_e2m1_x2.bf16.m16n64k128.s4.p8.wgb.sm90a", "table"),
+    (8, 16384, 7168, "mxfp4.fp4_e2m1_x2.bf16.m8n64.s3.p2.img.sm90a", "table"),
+    (16, 16384, 7168, "mxfp4.fp4_e2m1_x2.bf16.m16n64k128.s4.p4.img.sm90a", "table"),
     (1, 24576, 1536, "mxfp4.fp4_e2m1_x2.bf16.m2n64k128.s3.p8.b4.wgn.sm90a", "table"),
     (2, 57344, 8192, "mxfp4.fp4_e2m1_x2.bf16.m2n64k128.s3.p8.b4.wgn.sm90a", "table"),
     (1, 8192, 8192, "mxfp4.fp4_e2m1_x2.bf16.m2n64k128.s3.p8.b4.wgn.sm90a", "table"),
-    (8, 8192, 28672, "mxfp4.fp4_e2m1_x2.bf16.m8n64.s3.p4.wgb.sm90a", "table"),
-    (8, 2112, 7168, "mxfp4.fp4_e2m1_x2.bf16.m8n64.s3.p2.wgn.sm90a", "table"),
+    (8, 8192, 28672, "mxfp4.fp4_e2m1_x2.bf16.m8n64.s3.p2.img.sm90a", "table"),
+    (8, 2112, 7168, "mxfp4.fp4_e2m1_x2.bf16.m8n16.w7.bk4.sm90a", "table"),
     # untuned shapes: the bucket's .wgn / .wgb default row when K % 128 == 0, else the row after it
     (1, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m2n64k128.s3.p8.b4.wgn.sm90a", "default"),
     (3, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m4n64.s4.p3.wgn.sm90a", "default"),
@@ -452,14 +452,14 @@ def sm90a_mx_tables(op="gemm_mxfp4"):
     (8, 4096, 4064, "mxfp4.fp4_e2m1_x2.bf16.m8n32.sm90a", "default"),
     (1, 4096, 4064, "mxfp4.fp4_e2m1_x2.bf16.m8n32.sm90a", "default"),
     (5, 4096, 4064, "mxfp4.fp4_e2m1_x2.bf16.m8n32.sm90a", "default"),
-    (12, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m16n64k128.s4.p8.wgb.sm90a", "default"),
+    (12, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m16n64k128.s4.p4.img.sm90a", "default"),
     (12, 4096, 4064, "mxfp4.fp4_e2m1_x2.bf16.m16n64.sm90a", "default"),
-    # M = 17..64: the decode buckets (.wgb kernels, m16n64 for K % 128 != 0), not the exact conversion;
+    # M = 17..64: the decode buckets (.img kernels, nineteenth session; m16n64 for K % 128 != 0), not the exact conversion;
     # above them the conversion
-    (32, 57344, 8192, "mxfp4.fp4_e2m1_x2.bf16.m32n64k128.s3.p2.b3.wgb.sm90a", "table"),
-    (64, 57344, 8192, "mxfp4.fp4_e2m1_x2.bf16.m64n64k128.s4.p2.wgb.sm90a", "table"),
-    (20, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m32n64k128.s4.p4.wgb.sm90a", "default"),
-    (40, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m64n64k128.s4.p2.wgb.sm90a", "default"),
+    (32, 57344, 8192, "mxfp4.fp4_e2m1_x2.bf16.m32n64k128.s4.p2.img.sm90a", "table"),
+    (64, 57344, 8192, "mxfp4.fp4_e2m1_x2.bf16.m64n64k128.s4.p1.img.sm90a", "table"),
+    (20, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m32n64k128.s4.p2.img.sm90a", "default"),
+    (40, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m64n64k128.s4.p1.img.sm90a", "default"),
     (40, 4096, 4064, "mxfp4.fp4_e2m1_x2.bf16.m16n64.sm90a", "default"),
     (65, 4096, 4096, "gemm_mxfp.mxfp4.fp4_e2m1_x2.bf16.dequant.sm90a", "default"),
 ])
@@ -476,13 +476,15 @@ def test_sm90a_mxfp4_decode_rows(M, N, K, kernel, source):
     (8, 16384, 7168, "m8n64.wg", "table"),
     (4, 57344, 8192, "m8n64.wg", "table"),
     (1, 2112, 7168, "m8n16.w8k128.bk6", "table"),
-    (64, 8192, 8192, "m64n64k128.s3.p1.wgb", "table"),
+    (64, 8192, 8192, "m64n64k128.s2.p1.img", "table"),
     (64, 2112, 7168, "m16n64.wg", "table"),
     # untuned shapes: the .wg kernel when K % 128 == 0, the mma.sync kernel of the bucket else; M = 17..64 decode
+    # (M = 33..64: the .img kernel, nineteenth session)
     (3, 4096, 4096, "m8n64.wg", "default"),
     (3, 4096, 4064, "m8n32", "default"),
     (12, 4096, 4096, "m16n64.wg", "default"),
-    (40, 4096, 4096, "m16n64.wg", "default"),
+    (40, 4096, 4096, "m64n64k128.s2.p1.img", "default"),
+    (24, 4096, 4096, "m16n64.wg", "default"),
     (40, 4096, 4064, "m16n32", "default"),
 ])
 def test_sm90a_mxfp8_decode_rows(M, N, K, kernel, source):

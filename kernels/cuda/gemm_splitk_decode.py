@@ -1869,8 +1869,11 @@ def _make_kernel_class(cfg: Config):
             the staging's arithmetic) and stores each word where staging would put it in shared memory
             (act_word_offset, k-tile images back to back), at image tile row // TM. Rows past M and columns past K
             (up to whole k-tiles) are zeros. One chunk per thread: this kernel's latency is on the GEMM's critical
-            path (the GEMM waits for it after its first weight rounds)."""
-            cute.arch.griddepcontrol_launch_dependents()   # the GEMM may start its weight stream now (PDL)
+            path (the GEMM waits for it after its first weight rounds). The GEMM's launch is released at the end
+            (griddepcontrol.launch_dependents after the stores), not at the start: released early, its CTAs were
+            placed while this kernel's CTAs still held SMs, two on some SMs when the GEMM has about one CTA per SM
+            (H200, 2026-12-01: 16 x 8192 x 7168 25.0 against 19.5 us for the .wgb kernel; 16 x 16384 x 7168, two
+            CTAs per SM anyway, was not hurt)."""
             tid, _, _ = cute.arch.thread_idx()
             bx, _, _ = cute.arch.block_idx()
             KT = (K + TK - 1) // TK
@@ -1888,6 +1891,7 @@ def _make_kernel_class(cfg: Config):
                 base = act + Int64(mt) * Int64(KT) * KTI
                 for (q, i_), word in mx_act_decode(v, sb).items():
                     stg_b32(base + Int64(act_word_offset(j, m, q, i_)), word)
+            cute.arch.griddepcontrol_launch_dependents()   # the GEMM may be placed now (PDL)
 
         # -------------------------------------------------------------- host launcher
         @cute.jit
