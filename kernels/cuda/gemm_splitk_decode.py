@@ -1869,11 +1869,11 @@ def _make_kernel_class(cfg: Config):
             the staging's arithmetic) and stores each word where staging would put it in shared memory
             (act_word_offset, k-tile images back to back), at image tile row // TM. Rows past M and columns past K
             (up to whole k-tiles) are zeros. One chunk per thread: this kernel's latency is on the GEMM's critical
-            path (the GEMM waits for it after its first weight rounds). The GEMM's launch is released at the end
-            (griddepcontrol.launch_dependents after the stores), not at the start: released early, its CTAs were
-            placed while this kernel's CTAs still held SMs, two on some SMs when the GEMM has about one CTA per SM
-            (H200, 2026-12-01: 16 x 8192 x 7168 25.0 against 19.5 us for the .wgb kernel; 16 x 16384 x 7168, two
-            CTAs per SM anyway, was not hurt)."""
+            path (the GEMM waits for it after its first weight rounds). The GEMM's launch is released after the
+            stores (griddepcontrol.launch_dependents); released at the start instead it measured the same (H200,
+            2026-12-01, within 0.5 us on 7 shapes). Unexplained so far: with about one GEMM CTA per SM (N = 8192,
+            tile_n 64, split_k 1) the .img kernels lose 5-7 us (16 x 8192 x 7168: 25.4 against 19.5 us for .wgb),
+            which split_k 2 recovers (19.0 us); the rows there were tuned over split_k 1 and 2."""
             tid, _, _ = cute.arch.thread_idx()
             bx, _, _ = cute.arch.block_idx()
             KT = (K + TK - 1) // TK
