@@ -135,6 +135,23 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     bit move (e4m3x4_to_bf16, x 2^-120 folded into the factor), and a unit or staged chunk holding an e4m3 NaN code
     gets a NaN factor (nan_if_any; the move alone would make the code 480). Kept at tile_m 64 only: 1.14-1.45x the
     .wg kernel at M = 64 on the large layers, slower at M <= 32 (docs/PERF.md, seventeenth session).
+  * the activation decoded once per call (param a_image=1, the .img kernels; mx_bf16 MXFP4 / MXFP8): first, 2026-12-01
+    (nineteenth session), an upper bound: the .wgb kernels with no activation staging at all (wrong results) took 24.5 /
+    36.4 us at 16 / 64 x 16384 x 7168 against 30.1 / 59.0 us, MXFP8 m64 67 against 104 us
+    (docs/measurements/2026-12-01-h200-skip-bounds-19.txt) - the per-CTA decode of the activation, repeated by each of
+    the N / tile_n CTAs, was most of the difference (the eighteenth session's cluster-sharing attempts only moved it).
+    So the launcher first runs act_image_kernel (a thread per raw 16-byte chunk: decode with the E8M0 scale, exactly as
+    staging does, and store each word where staging would put it: the image of the B tiles, per tile_m rows and k-tile,
+    in the launch's scratch, LaunchArgs::scratch), then the GEMM as its programmatic dependent (PDL): it requests its
+    first weight rounds, waits (griddepcontrol.wait) and copies each stage's image with one TMA bulk copy per k-tile
+    into one of two stage buffers, the next stage's copy in flight during the current stage (main_img). A warpgroup whose
+    k-tile of the slice's last round lies past the slice skips it (the image holds the next slice's values there). Cost:
+    every CTA reads the bf16 image (4x the raw fp4 bytes) from L2, and the image kernel's latency sits before the GEMM's
+    first stage. Measured on the H200 (kernel time, docs/PERF.md nineteenth session): 1.05 / 1.05 / 1.10 / 1.31x geomean
+    at M = 8 / 16 / 32 / 64 over the MXFP4 sweep rows, 16 / 32 / 64 x 16384 x 7168 30.4 / 37.7 / 59.3 -> 26.3 / 32.8 /
+    36.3 us; MXFP8 m64 1.2-2x (64 x 57344 x 8192: 430 -> 283 us, with a 2-round weight ring so that two CTAs fit an SM).
+    Unexplained: with about one GEMM CTA per SM at split_k 1 (N = 7168 / 8192, tile_n 64) the .img kernels lose 5-45 us
+    to split_k 2 or the .wgb / .wg kernels; the rows there were tuned over both.
   * registers: 256 threads, min 2 CTAs/SM (nvvm.minctasm) -> <= 128 registers; 2 x (weights of
     one round) per thread = 2 x 128 B (bf16/fp8, tile_k 128/256) or 2 x 64 B (MX), i.e. 64 KiB
     (32 KiB for MX) of weights in flight per SM plus the next round's activation.
