@@ -1322,11 +1322,7 @@ def _make_kernel_class(cfg: Config):
             cx.stgw = cute.make_rmem_tensor((max(SWPT, 1),), Int32)
             cx.stgb = cute.make_rmem_tensor((max(CHS if MXB else 0, 1),), Int32)
             self.stage_mxn_issue(cx, 0)
-            for s_ in cutlass.range_constexpr(WS - 1):
-                if s_ < R:
-                    self.load_w_mxn(None, None, w, rows, kt_begin + s_ * WK + wk, kend, K, w_scale, t, True, False,
-                                    sW + s_ * WSTAGE, tid)
-                cp_async_commit()
+            self.ring_prologue(w, rows, kt_begin, wk, kend, K, w_scale, t, sW, tid, R)
             self.stage_mxn_store(cx)
             cute.arch.sync_threads()
             for sr in cutlass.range((R + PR - 1) // PR, unroll=1):
@@ -1338,6 +1334,15 @@ def _make_kernel_class(cfg: Config):
                 for rr in cutlass.range(cutlass.min(PR, R - sr * PR), unroll=1):
                     self.round_mxn(cx, sr * PR + rr, wcur, scur, sA + rr * ABUF, sSA + rr * SABUF,
                                    cx.sSW + rr * (TN * MXW * 4))
+
+        @cute.jit
+        def ring_prologue(self, w, rows, kt_begin, wk, kend, K, w_scale, t, sW, tid, R):
+            """mx_n / mx_bf16: the weight ring's first WS - 1 rounds, one cp.async group each (empty past the slice)."""
+            for s_ in cutlass.range_constexpr(WS - 1):
+                if s_ < R:
+                    self.load_w_mxn(None, None, w, rows, kt_begin + s_ * WK + wk, kend, K, w_scale, t, True, False,
+                                    sW + s_ * WSTAGE, tid)
+                cp_async_commit()
 
         @cute.jit
         def main_img(self, cx, sA, sW, wcur, scur, acc, tid, t, wk, rows, w, w_scale, kt_begin, kt_end, kend, K, R):
@@ -1359,11 +1364,7 @@ def _make_kernel_class(cfg: Config):
                 fence_mbar_init()
             if nst > 0:
                 self.issue_stage_scales(cx, 0)
-            for s_ in cutlass.range_constexpr(WS - 1):
-                if s_ < R:
-                    self.load_w_mxn(None, None, w, rows, kt_begin + s_ * WK + wk, kend, K, w_scale, t, True, False,
-                                    sW + s_ * WSTAGE, tid)
-                cp_async_commit()
+            self.ring_prologue(w, rows, kt_begin, wk, kend, K, w_scale, t, sW, tid, R)
             cute.arch.griddepcontrol_wait()
             cute.arch.sync_threads()   # the mbarriers' initialization
             if nst > 0:
