@@ -150,8 +150,8 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     first stage. Measured on the H200 (kernel time, docs/PERF.md nineteenth session): 1.05 / 1.05 / 1.10 / 1.31x geomean
     at M = 8 / 16 / 32 / 64 over the MXFP4 sweep rows, 16 / 32 / 64 x 16384 x 7168 30.4 / 37.7 / 59.3 -> 26.3 / 32.8 /
     36.3 us; MXFP8 m64 1.2-2x (64 x 57344 x 8192: 430 -> 283 us, with a 2-round weight ring so that two CTAs fit an SM).
-    Unexplained: with about one GEMM CTA per SM at split_k 1 (N = 7168 / 8192, tile_n 64) the .img kernels lose 5-45 us
-    to split_k 2 or the .wgb / .wg kernels; the rows there were tuned over both.
+    The GEMM is placed only after the image kernel's CTAs exit (no early PDL release: with about one GEMM CTA per SM
+    an early release cost 6-48 us, see act_image_kernel); the rows were tuned with the release at the start.
   * registers: 256 threads, min 2 CTAs/SM (nvvm.minctasm) -> <= 128 registers; 2 x (weights of
     one round) per thread = 2 x 128 B (bf16/fp8, tile_k 128/256) or 2 x 64 B (MX), i.e. 64 KiB
     (32 KiB for MX) of weights in flight per SM plus the next round's activation.
@@ -1887,11 +1887,12 @@ def _make_kernel_class(cfg: Config):
             the staging's arithmetic) and stores each word where staging would put it in shared memory
             (act_word_offset, k-tile images back to back), at image tile row // TM. Rows past M and columns past K
             (up to whole k-tiles) are zeros. One chunk per thread: this kernel's latency is on the GEMM's critical
-            path (the GEMM waits for it after its first weight rounds). The GEMM's launch is released after the
-            stores (griddepcontrol.launch_dependents); released at the start instead it measured the same (H200,
-            2026-12-01, within 0.5 us on 7 shapes). Unexplained so far: with about one GEMM CTA per SM (N = 8192,
-            tile_n 64, split_k 1) the .img kernels lose 5-7 us (16 x 8192 x 7168: 25.4 against 19.5 us for .wgb),
-            which split_k 2 recovers (19.0 us); the rows there were tuned over split_k 1 and 2."""
+            path (the GEMM waits for it after its first weight rounds). No griddepcontrol.launch_dependents: the
+            GEMM is placed once this kernel's CTAs have exited. Released by that instruction (at the start or after
+            the stores, the same), the GEMM's CTAs were placed while these still held SMs and, with about one GEMM
+            CTA per SM (N = 7168 / 8192, tile_n 64, split_k 1), ran 6-48 us slower (H200, 2026-12-01: 16 x 8192 x
+            7168 25.4 -> 18.2 us without it, MXFP8 32 x 7168 x 16384 125 -> 77.6 us; at two CTAs per SM the release
+            was 0.5-1 us faster, docs/measurements/2026-12-01-h200-img-trigger-19.txt)."""
             tid, _, _ = cute.arch.thread_idx()
             bx, _, _ = cute.arch.block_idx()
             KT = (K + TK - 1) // TK
@@ -1909,7 +1910,6 @@ def _make_kernel_class(cfg: Config):
                 base = act + Int64(mt) * Int64(KT) * KTI
                 for (q, i_), word in mx_act_decode(v, sb).items():
                     stg_b32(base + Int64(act_word_offset(j, m, q, i_)), word)
-            cute.arch.griddepcontrol_launch_dependents()   # the GEMM may be placed now (PDL)
 
         # -------------------------------------------------------------- host launcher
         @cute.jit
