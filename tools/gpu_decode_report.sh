@@ -3,7 +3,7 @@
 # memcheck, the issue-5 decode table in kernel time), then one op's dispatch rows over more shapes with the
 # oracle check (kernel time), and the same shapes with one kernel forced, to compare a default row with the
 # kernel it replaced. Logs in $OUT (at most 8 files come back), a short table last.
-#   FLYGEMM_DR_OP       op of the extra benches (default gemm_mxfp4)
+#   FLYGEMM_DR_OP       op(s) of the extra benches, comma-separated (default gemm_mxfp4)
 #   FLYGEMM_DR_SHAPES   MxNxK,... through the table, checked against the oracle
 #   FLYGEMM_DR_FORCE    kernel:split_k|auto forced over FLYGEMM_DR_FSHAPES (empty: skip)
 #   FLYGEMM_DR_FSHAPES  MxNxK,... for the forced comparison (timed through the table too)
@@ -35,7 +35,8 @@ echo "=== gpu_fuzz.sh (rc $fuzz_rc)"; grep -E "passed|failed|ERROR SUMMARY|memch
 echo "=== decode table"; kt_table "$OUT/bench.log"
 if [ -f "$OUT/bench-rows.log" ]; then
   echo "=== $op rows through the table, checked"; kt_table "$OUT/bench-rows.log"
-  echo "largest rel err: $(awk -v op="$op" '$1 == op && NF == 12 {print $(NF-1)}' "$OUT/bench-rows.log" | sort -g | tail -n 1)"
+  echo "largest rel err: $(awk -v ops="$op" 'BEGIN {n = split(ops, a, ","); for (i = 1; i <= n; i++) want[a[i]] = 1}
+    ($1 in want) && NF == 12 {print $(NF-1)}' "$OUT/bench-rows.log" | sort -g | tail -n 1)"
 fi
 if [ -f "$OUT/bench-forced.log" ]; then
   echo "=== through the table"; kt_table "$OUT/bench-table.log"
