@@ -47,6 +47,13 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     the tensor core's fp8 accumulation is not full fp32, so it never sums more than 128 products.
     Measured on the H200 (2026-11-30): fp8 1 x 16384 x 7168 29.5 us kernel time (93% of copy
     bandwidth) against 35 us for the best mma.sync kernel; see docs/PERF.md.
+    One warpgroup per CTA (warps_k=1, min_blocks 3 / 4: the .w1.bN kernels, 2026-12-01, twentieth session): a
+    round's barrier then syncs 4 warps and 3-4 CTAs share an SM, so one CTA's barrier or load wait is covered by
+    the others' loads. Nsight Compute on 1 x 8192 x 8192 with the two-warpgroup kernel (128 CTAs, one per SM): DRAM
+    58%, 63% of the stall samples on the weight loads, 20% at the round barrier. The .w1 kernels won 3-30% on 74
+    decode-sweep rows (fp8 / blockscale / MXFP8; 1 x 57344 x 8192 fp8 110 us, 100% of copy bandwidth) and lose
+    at 16384 x 7168. Measured and dropped the same day: tile_m 32 / 64 (wgmma n32 / n64; 0.6-0.9x the large-M
+    tile kernels at M = 32 / 64), tile_k 512 and four warpgroups along K (more bytes in flight per CTA, slower).
   * CTA = warps_n x warps_k warps; warp (wn, wk) owns `groups` 16-row weight groups and every
     warps_k-th k-tile of the CTA's split-K slice. The slice is processed in rounds of warps_k
     k-tiles: the activation of a round (tile_m x warps_k*tile_k, converted to bf16/f16) sits in
