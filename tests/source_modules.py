@@ -13,3 +13,13 @@ def load_source(rel_path, name=None):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def load_hopper_families():
+    """The sm_90a Hopper-core families (gemm_a16w16, gemm_a8w8, gemm_a8w8_blockscale) from kernels/cuda, with that
+    folder on sys.path for their `_hopper_gemm` import; returns (a16w16, a8w8, blockscale)."""
+    import sys
+    cuda_dir = str(ROOT / "kernels" / "cuda")
+    if cuda_dir not in sys.path:
+        sys.path.insert(0, cuda_dir)
+    return tuple(load_source(f"kernels/cuda/{n}.py", n) for n in ("gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale"))

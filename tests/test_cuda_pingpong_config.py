@@ -2,23 +2,10 @@
 kernels of kernels/cuda/_hopper_gemm.py), checked without a GPU: what a ping-pong configuration is
 (two one-warpgroup teams on whole tiles, their own epilogue buffers), which combinations it refuses,
 and how it is named and reported. The kernels run in tests/test_gpu_cuda_kernels.py."""
-import pathlib
-import sys
-
 import pytest
-from source_modules import load_source
+from source_modules import load_hopper_families
 
-CUDA_DIR = pathlib.Path(__file__).resolve().parents[1] / "kernels" / "cuda"
-sys.path.insert(0, str(CUDA_DIR))
-
-
-def _load(name):
-    return load_source(f"kernels/cuda/{name}.py", name)
-
-
-a16w16 = _load("gemm_a16w16")
-a8w8 = _load("gemm_a8w8")
-blockscale = _load("gemm_a8w8_blockscale")
+a16w16, a8w8, blockscale = load_hopper_families()
 hg = a16w16.hg
 
 

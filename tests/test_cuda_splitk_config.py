@@ -3,23 +3,10 @@ of the sm_90a Hopper GEMM core (kernels/cuda/_hopper_gemm.py), checked without a
 generated C++ adapter does with split_k, and that the K slices the kernel derives cover every K tile
 exactly once. The kernels themselves run in tests/test_gpu_cuda_kernels.py (oracle, every split_k,
 determinism)."""
-import pathlib
-import sys
-
 import pytest
-from source_modules import load_source
+from source_modules import load_hopper_families
 
-CUDA_DIR = pathlib.Path(__file__).resolve().parents[1] / "kernels" / "cuda"
-sys.path.insert(0, str(CUDA_DIR))
-
-
-def _load(name):
-    return load_source(f"kernels/cuda/{name}.py", name)
-
-
-a16w16 = _load("gemm_a16w16")
-a8w8 = _load("gemm_a8w8")
-blockscale = _load("gemm_a8w8_blockscale")
+a16w16, a8w8, blockscale = load_hopper_families()
 hg = a16w16.hg
 
 

@@ -47,6 +47,14 @@ register file split 32 / 160 per thread by setmaxnreg), 2 otherwise (40 / 232)):
     stream, sums the S slices in slice order, adds the bias and rounds once: no atomics, bitwise
     reproducible. split_k = 1 runs exactly the plain kernel (TMA-store epilogue, no workspace).
     For shapes whose output tiles leave SMs idle (M = 128 on the narrow-N layers, N = 2112).
+  * swapped operands (param swap_ab=1, plain mainloop without clusters; the `.sw` kernels): the kernel
+    computes out^T = W . A^T - the tile's tile_m rows are weight rows, its tile_n (32 / 64) columns
+    tokens - and stores it through an M-major TMA view of the same `out` (stmatrix transposed); the
+    epilogue's bias and scales follow the rows / columns they belong to, and split-K partials go to
+    the op's [S, M_pad, N] workspace in the op's orientation (the usual reduce kernel). For M = 17..64:
+    a 64-row token tile would be half empty at M = 32. Measured on the H200 (2026-12-01, twentieth
+    session, kernel time): fp8 32 x 2112 x 7168 11.8 -> 9.1 us, 32 x 36864 x 7168 77.6 -> 68.4 us,
+    bf16 32 x 36864 x 7168 150.4 -> 131.8 us (docs/PERF.md).
 
 Run-time arguments are plain pointers and integers (M, N, K, lda, ldo are dynamic), so one binary
 per (in_dtype, out_dtype, tile config) serves every shape.
@@ -116,7 +124,7 @@ class GemmConfig:
 
     def __init__(self, in_dtype="bf16", out_dtype=None, tile_m=128, tile_n=128, tile_k=None,
                  stages=0, mma_wg=0, raster_group=8, cluster_m=1, cluster_n=1, epi_stages=0,
-                 overlap=1, release_scope="cta", split=0, promote=0, pingpong=0):
+                 overlap=1, release_scope="cta", split=0, promote=0, pingpong=0, swap_ab=0):
         fam = self.FAMILY
         self.in_dtype = norm_dtype(fam, in_dtype, self.IN_DTYPES)
         self.out_dtype = norm_dtype(fam, out_dtype or in_dtype, self.OUT_DTYPES)
@@ -179,6 +187,17 @@ class GemmConfig:
         # torch._scaled_mm(use_fast_accum=True)); with promote the wgmma sums P K tiles into a
         # scratch accumulator that is then added to an fp32 one (1.3e-4 flat, like cuBLAS's
         # default), at the cost of a second accumulator (tile_m x tile_n / threads <= 96 values).
+        # swap_ab = 1 (the .sw kernels): the tile's rows are weight rows and its columns tokens, i.e. the
+        # kernel computes out^T = W . A^T and stores it transposed (an M-major TMA store of the same
+        # `out`). For small M (decode-sized M = 17..64): tile_n 32 / 64 tokens against 128-row weight
+        # tiles instead of 64-row token tiles that are mostly empty. The plain mainloop without clusters:
+        # the epilogue's row and column operands (bias, the two scales) trade places, and split-K partials
+        # are written in the op's [S, M_pad, N] orientation (the usual workspace and reduce kernel).
+        self.swap_ab = int(swap_ab)
+        if self.swap_ab not in (0, 1):
+            raise ValueError(f"{fam}: swap_ab must be 0 or 1")
+        if self.swap_ab and (self.MAINLOOP != "plain" or (self.cluster_m, self.cluster_n) != (1, 1)):
+            raise ValueError(f"{fam}: swap_ab needs the plain mainloop and no cluster")
         self.promote = int(promote)
         if self.promote < 0:
             raise ValueError(f"{fam}: promote must be >= 0")
@@ -294,6 +313,7 @@ class GemmConfig:
             epi_stages=p.get("epi_stages", 0), overlap=p.get("overlap", 1),
             release_scope=p.get("release_scope", "cta"), split=p.get("split", 0),
             promote=p.get("promote", 0), pingpong=p.get("pingpong", 0),
+            swap_ab=p.get("swap_ab", 0),
         )
 
     def meta(self) -> dict:
@@ -313,6 +333,7 @@ class GemmConfig:
             "raster_group": self.raster_group,
             "max_split_k": self.max_split_k,
             "promote_k_tiles": self.promote,
+            "swap_ab": bool(self.swap_ab),
             "smem_bytes": self.smem_bytes,
             "persistent": True, "warp_specialized": True,
             "mainloop": self.MAINLOOP_TEXT + (
@@ -385,10 +406,12 @@ def kernel_base_class():
             self.mcast_b = cfg.cluster_m > 1
             self.bs_overlap = bool(cfg.overlap)
             self.release_scope = cfg.release_scope
-            # A, W and out are all "row major": K-major operands, N-major output.
+            # A, W and out are all "row major": K-major operands, N-major output.  swap_ab: the
+            # kernel's output tile is out^T, so its view of `out` is M-major (column major).
+            self.swap_ab = bool(cfg.swap_ab)
             self.a_layout = LayoutEnum.ROW_MAJOR
             self.b_layout = LayoutEnum.ROW_MAJOR
-            self.c_layout = LayoutEnum.ROW_MAJOR
+            self.c_layout = LayoutEnum.COL_MAJOR if self.swap_ab else LayoutEnum.ROW_MAJOR
             self.load_regs = cfg.producer_regs
             self.mma_regs = cfg.consumer_regs
             self.buffer_align_bytes = 1024
@@ -491,9 +514,18 @@ def kernel_base_class():
             and then `reduce_kernel` on the same stream."""
             self._setup()
             bm, bn, bk = self.tile_mnk
-            mA = cute.make_tensor(a_ptr, cute.make_layout((M, K), stride=(lda, 1)))
-            mB = cute.make_tensor(w_ptr, cute.make_layout((N, K), stride=(Int64(K), 1)))
-            mC = cute.make_tensor(out_ptr, cute.make_layout((M, N), stride=(ldo, 1)))
+            M_op, N_op = M, N
+            if cutlass.const_expr(self.swap_ab):
+                # the kernel's problem is out^T[N, M] = W[N, K] . A[M, K]^T: its "M" is N
+                mA = cute.make_tensor(w_ptr, cute.make_layout((N, K), stride=(Int64(K), 1)))
+                mB = cute.make_tensor(a_ptr, cute.make_layout((M, K), stride=(lda, 1)))
+                mC = cute.make_tensor(out_ptr, cute.make_layout((N, M), stride=(1, ldo)))
+                M, N = N, M
+                extra_kernel_args = self._swapped_epilogue_args(extra_kernel_args)
+            else:
+                mA = cute.make_tensor(a_ptr, cute.make_layout((M, K), stride=(lda, 1)))
+                mB = cute.make_tensor(w_ptr, cute.make_layout((N, K), stride=(Int64(K), 1)))
+                mC = cute.make_tensor(out_ptr, cute.make_layout((M, N), stride=(ldo, 1)))
 
             if cutlass.const_expr(self.cluster_size == 1):
                 tma_atom_a, tma_a = cpasync.make_tiled_tma_atom(
@@ -573,7 +605,17 @@ def kernel_base_class():
                 stream=stream,
             )
             if cutlass.const_expr(self.split_capable):
-                self._launch_reduce(*split_args, out_ptr, bias_ptr, M, N, ldo, has_bias, stream)
+                self._launch_reduce(*split_args, out_ptr, bias_ptr, M_op, N_op, ldo, has_bias, stream)
+
+        def _swapped_epilogue_args(self, extra):
+            """swap_ab: the kernel's rows are the op's columns, so the "scaled" epilogue's
+            (row scale, column scale, row step, column step) = (a_scale, w_scale, a_step, w_step)
+            become (w_scale, a_scale, w_step, a_step); the "bias" epilogue takes no extra args."""
+            if self.epilogue_kind != "scaled":
+                assert not extra, "swap_ab: unknown extra kernel arguments"
+                return extra
+            a_scale, w_scale, a_step, w_step = extra
+            return (w_scale, a_scale, w_step, a_step)
 
         @cute.jit
         def _launch_reduce(self, ws_ptr, M_pad, split_k, out_ptr, bias_ptr, M, N, ldo, has_bias,
@@ -756,19 +798,22 @@ def kernel_base_class():
                 cute.arch.mbarrier_arrive(order_bar + (1 - team))
 
         @cute.jit
-        def _store_tile(self, epi_acc, tCcC, has_bias, bias_t, N, gC, m_idx, n_idx, tma_atom_c,
+        def _store_tile(self, epi_acc, tCcC, has_bias, bias_t, bias_len, gC, m_idx, n_idx, tma_atom_c,
                         sC, tiled_copy_r2s, tRS_sD, tRS_rAcc, tRS_rD, tRS_rD_out, epi_bar,
                         store_pipe, is_store_warp, epi_count, epi_base=0):
             """Epilogue of one output tile: + bias, round once to the output dtype, registers ->
             shared memory (stmatrix) -> TMA store, epi_stages buffers in rotation.  Returns the
-            advanced buffer counter.  epi_base: the team's first buffer."""
+            advanced buffer counter.  epi_base: the team's first buffer.  The bias belongs to the
+            tile's columns (the op's n), or with swap_ab to its rows; bias_len clamps its index."""
             bm, bn, _ = self.tile_mnk
             size_rD = cute.size(tRS_rD)
             # + bias[n] (fp32)
             if has_bias != 0:
-                n0 = n_idx * bn
                 for i in cutlass.range_constexpr(cute.size(epi_acc)):
-                    n = cutlass.min(n0 + tCcC[i][1], N - 1)
+                    if cutlass.const_expr(self.swap_ab):
+                        n = cutlass.min(m_idx * bm + tCcC[i][0], bias_len - 1)
+                    else:
+                        n = cutlass.min(n_idx * bn + tCcC[i][1], bias_len - 1)
                     epi_acc[i] = epi_acc[i] + bias_t[n]
 
             gC_t = gC[(None, None, m_idx, n_idx)]
@@ -806,6 +851,16 @@ def kernel_base_class():
                 n = n0 + tCcC[i][1]
                 if n < N:
                     ws_t[(row0 + tCcC[i][0], n)] = epi_acc[i]
+
+        @cute.jit
+        def _store_partials_swapped(self, ws_t, epi_acc, tCcC, row0, w0, t0, W, T):
+            """Split-K with swap_ab: tile value (weight row w0 + r, token t0 + c) to the op's workspace
+            row row0 + t0 + c, column w0 + r; weight rows past W and tokens past T are skipped."""
+            for i in cutlass.range_constexpr(cute.size(epi_acc)):
+                w_row = w0 + tCcC[i][0]
+                tok = t0 + tCcC[i][1]
+                if (w_row < W) & (tok < T):
+                    ws_t[(row0 + tok, w_row)] = epi_acc[i]
 
         # ---------------------------------------------------------------- device kernel body
         @cute.jit
@@ -1059,7 +1114,8 @@ def kernel_base_class():
                 # used for the bias / scales.  Static: they only depend on the thread index.
                 thr_mma_c = tiled_mma.get_slice(mma_tidx)
                 tCcC = thr_mma_c.partition_C(cute.make_identity_tensor((bm, bn)))
-                bias_t = cute.make_tensor(bias_ptr, cute.make_layout(N))
+                bias_len = M if self.swap_ab else N   # the op's N either way
+                bias_t = cute.make_tensor(bias_ptr, cute.make_layout(bias_len))
 
                 # The fp32 tile the epilogue rounds and stores: the accumulator itself, or for
                 # s32 accumulators (int8) a converted copy; for "blockscale" the promoted sum.
@@ -1111,9 +1167,11 @@ def kernel_base_class():
                     pipeline.PipelineUserType.Consumer, self.stages)
 
                 if cutlass.const_expr(self.split_capable):
-                    # fp32 partial tiles [split_k * M_pad, N]: slice s, row m at s * M_pad + m
-                    ws_t = cute.make_tensor(ws_ptr, cute.make_layout((split_k * M_pad, N),
-                                                                     stride=(Int64(N), 1)))
+                    # fp32 partial tiles [split_k * M_pad, N] (the op's M / N: with swap_ab the
+                    # kernel's N / M): slice s, row m at s * M_pad + m
+                    ws_n = M if self.swap_ab else N
+                    ws_t = cute.make_tensor(ws_ptr, cute.make_layout((split_k * M_pad, ws_n),
+                                                                     stride=(Int64(ws_n), 1)))
 
                 if cutlass.const_expr(self.teams > 1):
                     # the stages of the other team's tiles pass by: skip them in the ring
@@ -1272,16 +1330,20 @@ def kernel_base_class():
                             epi_acc[i] = epi_acc[i] * sa_e[sm * a_step] * sw_e[sn * w_step]
                     if cutlass.const_expr(self.split_capable):
                         if split_k > 1:
-                            self._store_partials(ws_t, epi_acc, tCcC, slice_row0 + m_idx * bm,
-                                                 n_idx * bn, N)
+                            if cutlass.const_expr(self.swap_ab):
+                                self._store_partials_swapped(ws_t, epi_acc, tCcC, slice_row0,
+                                                             m_idx * bm, n_idx * bn, M, N)
+                            else:
+                                self._store_partials(ws_t, epi_acc, tCcC, slice_row0 + m_idx * bm,
+                                                     n_idx * bn, N)
                         else:
                             epi_count = self._store_tile(
-                                epi_acc, tCcC, has_bias, bias_t, N, gC, m_idx, n_idx, tma_atom_c,
+                                epi_acc, tCcC, has_bias, bias_t, bias_len, gC, m_idx, n_idx, tma_atom_c,
                                 sC, tiled_copy_r2s, tRS_sD, tRS_rAcc, tRS_rD, tRS_rD_out,
                                 epi_bar, store_pipe, is_store_warp, epi_count, epi_base)
                     else:
                         epi_count = self._store_tile(
-                            epi_acc, tCcC, has_bias, bias_t, N, gC, m_idx, n_idx, tma_atom_c,
+                            epi_acc, tCcC, has_bias, bias_t, bias_len, gC, m_idx, n_idx, tma_atom_c,
                             sC, tiled_copy_r2s, tRS_sD, tRS_rAcc, tRS_rD, tRS_rD_out,
                             epi_bar, store_pipe, is_store_warp, epi_count, epi_base)
                     if cutlass.const_expr(self.teams > 1):
@@ -1510,8 +1572,9 @@ def kernel_name(fam: Family, cfg: GemmConfig) -> str:
     split = f".sk{cfg.split}" if cfg.split else ""
     promote = f".p{cfg.promote}" if cfg.promote else ""
     pingpong = ".pp" if cfg.pingpong else ""
+    swap = ".sw" if cfg.swap_ab else ""
     return (f"{fam.name}.{cfg.in_dtype}.{cfg.out_dtype}.t{cfg.tile_m}x{cfg.tile_n}x{cfg.tile_k}"
-            f"{cluster}{split}{promote}{pingpong}")
+            f"{cluster}{split}{promote}{pingpong}{swap}")
 
 
 def build(fam: Family, spec: dict, out_dir: pathlib.Path) -> dict:
