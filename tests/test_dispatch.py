@@ -415,8 +415,8 @@ def test_explain_on_linked_table():
 
 
 
-def sm90a_mx_tables(op="gemm_mxfp4"):
-    """The sm_90a kernels and dispatch rows of an MX op as the build reads them (kernels/configs/sm_90a*.csv),
+def sm90a_tables(op="gemm_mxfp4"):
+    """The sm_90a kernels and dispatch rows of an op as the build reads them (kernels/configs/sm_90a*.csv),
     in the test op's CSV form; the decode kernels' K requirement from their family's Config."""
     from source_modules import ROOT as root, load_source
     fam = load_source("kernels/cuda/gemm_splitk_decode.py", "decode_family")
@@ -466,7 +466,7 @@ def sm90a_mx_tables(op="gemm_mxfp4"):
 def test_sm90a_mxfp4_decode_rows(M, N, K, kernel, source):
     """The MXFP4 decode rows measured on the H200 (sm_90a.csv, 2026-11-30) through the production lookup:
     the .wgn kernels at the tuned M <= 8 rows and in the M <= 4 default rows for K % 128 == 0, m8n32 else."""
-    kernels, rows = sm90a_mx_tables("gemm_mxfp4")
+    kernels, rows = sm90a_tables("gemm_mxfp4")
     got = lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op="gemm_mxfp4", in_dtype="fp4_e2m1_x2")
     assert got[0] == ("" if kernel.startswith("gemm_mxfp.") else "gemm_splitk_decode.") + kernel
     assert got[2] == source
@@ -489,6 +489,27 @@ def test_sm90a_mxfp4_decode_rows(M, N, K, kernel, source):
 ])
 def test_sm90a_mxfp8_decode_rows(M, N, K, kernel, source):
     """The MXFP8 decode rows measured on the H200 (sm_90a.csv, sixteenth session) through the production lookup."""
-    kernels, rows = sm90a_mx_tables("gemm_mxfp8")
+    kernels, rows = sm90a_tables("gemm_mxfp8")
     got = lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op="gemm_mxfp8", in_dtype="fp8_e4m3fn")
     assert got[0] == f"gemm_splitk_decode.mxfp8.fp8_e4m3fn.bf16.{kernel}.sm90a" and got[2] == source
+
+
+@pytest.mark.parametrize("op, in_dtype, M, N, K, kernel, split_k", [
+    # swapped-operand tile kernels at M = 17..64 (twentieth session): the bucket-32 row answers M = 17..32
+    ("gemm_a8w8", "fp8_e4m3fn", 32, 2112, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1),
+    ("gemm_a8w8", "fp8_e4m3fn", 20, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1),
+    ("gemm_a8w8", "fp8_e4m3fn", 64, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1),
+    ("gemm_a16w16", "bf16", 32, 2048, 7168, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 4),
+    ("gemm_a16w16", "bf16", 64, 2112, 7168, "gemm_a16w16.bf16.bf16.t128x64x64.sk8.sw.sm90a", 4),
+    # one-warpgroup decode CTAs (twentieth session)
+    ("gemm_a8w8", "fp8_e4m3fn", 1, 57344, 8192, "gemm_splitk_decode.a8w8.fp8_e4m3fn.bf16.m8n64.w1.b4.wg.sm90a", 1),
+    ("gemm_a8w8", "fp8_e4m3fn", 16, 10240, 8192, "gemm_splitk_decode.a8w8.fp8_e4m3fn.bf16.m16n64.w1.b4.wg.sm90a", 2),
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 8, 36864, 7168,
+     "gemm_splitk_decode.a8w8_blockscale.fp8_e4m3fn.bf16.m16n64.w1.b3.wg.sm90a", 2),
+    ("gemm_mxfp8", "fp8_e4m3fn", 8, 8192, 8192, "gemm_splitk_decode.mxfp8.fp8_e4m3fn.bf16.m8n64.w1.b4.wg.sm90a", 4),
+])
+def test_sm90a_decode_rows_of_the_twentieth_session(op, in_dtype, M, N, K, kernel, split_k):
+    """The rows measured on the H200 for the .sw and .w1 kernels (sm_90a.csv) through the production lookup."""
+    kernels, rows = sm90a_tables(op)
+    assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype) == (
+        kernel, split_k, "table")
