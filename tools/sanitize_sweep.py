@@ -31,7 +31,8 @@ DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--each-kernel", action="store_true", help="pin every built kernel in turn")
-    ap.add_argument("--match", default="", help="with --each-kernel: only kernels whose name contains this")
+    ap.add_argument("--match", default="", help="with --each-kernel: only kernels whose name contains one of these "
+                    "(comma-separated)")
     ap.add_argument("--split-k", default="1", help="with --each-kernel: split_k values to pin (comma-separated)")
     ap.add_argument("--shapes", default="", help="MxNxK,... instead of the built-in sweep shapes")
     ap.add_argument("--ops", default="", help="comma-separated ops (default: every op with a GPU kernel)")
@@ -56,7 +57,7 @@ def main(argv=None) -> int:
             if args.each_kernel:
                 out0 = fn(*pargs)
                 pins = [f"{k['name']}:{s}" for k in kernels
-                        if k["op"] == op and args.match in k["name"]
+                        if k["op"] == op and any(m in k["name"] for m in args.match.split(","))
                         and K % max(1, k["requires_k_multiple"]) == 0  # else it refuses the shape
                         and k["in_dtype"] == DTYPE_NAMES.get(pargs[0].dtype)
                         and k["out_dtype"] == DTYPE_NAMES.get(out0.dtype)
