@@ -521,6 +521,8 @@ def test_sm90a_decode_rows_of_the_twentieth_session(op, in_dtype, M, N, K, kerne
     ("gemm_a8w8", "fp8_e4m3fn", 5, 36864, 7168, "gemm_splitk_decode.a8w8.fp8_e4m3fn.bf16.m8n32.w6.bk1.sm90a", 1),
     ("gemm_a8w8", "fp8_e4m3fn", 1, 8192, 8192, "gemm_splitk_decode.a8w8.fp8_e4m3fn.bf16.m8n32.w4.bk2.sm90a", 1),
     ("gemm_a16w16", "bf16", 16, 36864, 7168, "gemm_splitk_decode.a16w16.bf16.bf16.m16n32.w4.bk2.sm90a", 1),
+    # one wave of 128 CTAs at N = 10240 (80 weight rows per CTA)
+    ("gemm_a8w8", "fp8_e4m3fn", 3, 10240, 8192, "gemm_splitk_decode.a8w8.fp8_e4m3fn.bf16.m8n80.w3.bk2.sm90a", 1),
     # swapped-operand tile kernels down to M = 5 (twenty-first session)
     ("gemm_a8w8", "fp8_e4m3fn", 12, 10240, 8192, "gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1),
     ("gemm_a8w8", "fp8_e4m3fn", 6, 7168, 18432, "gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1),
