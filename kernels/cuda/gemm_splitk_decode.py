@@ -97,6 +97,11 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     (2026-11-30): clusters of 2 / 4 CTAs along N sharing each activation row by a multicast bulk copy
     (per-slot release barriers across the cluster) - correct but 0.3-1.2 us slower with 2, and two
     waves with 4 (docs/measurements/2026-11-30-h200-tune-bulk-mcast-9.txt).
+  * wide bulk tiles (tile_n 32 / 80 with the bulk ring, warps_n = tile_n / 16 warps along N): every CTA also copies its
+    tile_m activation rows, so with 16 weight rows per CTA the L2 -> SM traffic at M = 8 is 1.5x the weight bytes (2x at
+    M = 16). 32 rows halve that share (fp8 8 x 36864 x 7168 74.7 -> 67.4 us, 1 x 8192 x 8192 20.7 -> 18.6 us); 80 rows make
+    N = 10240 one wave of 128 CTAs, one per SM (fp8 1 x 10240 x 8192 24.1 -> 22.8 us). Measured on the H200, 2026-12-01
+    (docs/PERF.md, twenty-first session).
   * MXFP4 bulk (w_bulk with gemm_mxfp4): the slot also holds the round's E8M0 scale bytes (weight rows,
     then activation rows), copied as 4-byte cp.async words by every thread (zero-filled past the slice)
     with one noinc arrival each on the slot's mbarrier, so K % 128 == 0 and 4-byte aligned scale pointers.
