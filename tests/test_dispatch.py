@@ -507,15 +507,6 @@ def test_sm90a_mxfp8_decode_rows(M, N, K, kernel, source):
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 8, 36864, 7168,
      "gemm_splitk_decode.a8w8_blockscale.fp8_e4m3fn.bf16.m16n64.w1.b3.wg.sm90a", 2),
     ("gemm_mxfp8", "fp8_e4m3fn", 8, 8192, 8192, "gemm_splitk_decode.mxfp8.fp8_e4m3fn.bf16.m8n64.w1.b4.wg.sm90a", 4),
-])
-def test_sm90a_decode_rows_of_the_twentieth_session(op, in_dtype, M, N, K, kernel, split_k):
-    """The rows measured on the H200 for the .sw and .w1 kernels (sm_90a.csv) through the production lookup."""
-    kernels, rows = sm90a_tables(op)
-    assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype) == (
-        kernel, split_k, "table")
-
-
-@pytest.mark.parametrize("op, in_dtype, M, N, K, kernel, split_k", [
     # wide bulk decode kernels (32 weight rows per CTA), twenty-first session; the bucket-8 row answers M = 5..8
     ("gemm_a8w8", "fp8_e4m3fn", 8, 36864, 7168, "gemm_splitk_decode.a8w8.fp8_e4m3fn.bf16.m8n32.w6.bk1.sm90a", 1),
     ("gemm_a8w8", "fp8_e4m3fn", 5, 36864, 7168, "gemm_splitk_decode.a8w8.fp8_e4m3fn.bf16.m8n32.w6.bk1.sm90a", 1),
@@ -529,8 +520,9 @@ def test_sm90a_decode_rows_of_the_twentieth_session(op, in_dtype, M, N, K, kerne
     ("gemm_a16w16", "bf16", 8, 8192, 28672, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 1),
     ("gemm_a16w16", "bf16", 64, 2048, 7168, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 4),
 ])
-def test_sm90a_decode_rows_of_the_twenty_first_session(op, in_dtype, M, N, K, kernel, split_k):
-    """The rows measured on the H200 for the wide bulk kernels and the .sw kernels at M <= 16 (sm_90a.csv)."""
+def test_sm90a_decode_rows_of_the_twentieth_and_twenty_first_sessions(op, in_dtype, M, N, K, kernel, split_k):
+    """The rows measured on the H200 for the .sw, .w1 and wide bulk kernels (sm_90a.csv) through the production
+    lookup."""
     kernels, rows = sm90a_tables(op)
     assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype) == (
         kernel, split_k, "table")
