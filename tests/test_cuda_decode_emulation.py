@@ -462,6 +462,10 @@ CASES = [
     ("gemm_mxfp8", 2, 33, 96, 1, (8, 32, 128), {}),
     ("gemm_mxfp4", 5, 40, 352, 2, (8, 32, 0), {}),
     ("gemm_mxfp4", 11, 24, 160, 3, (16, 32, 128), {"groups": 2, "warps_k": 2}),
+    # wide bulk tiles (twenty-first session): 5 / 2 warps along N, ragged N, a K tail, split-K
+    ("gemm_a8w8", 5, 170, 1056, 1, (8, 80, 256), {"warps_k": 3, "w_bulk": 2, "min_blocks": 1}),
+    ("gemm_a8w8", 8, 70, 4112, 3, (8, 32, 256), {"warps_k": 6, "w_bulk": 1, "min_blocks": 3}),
+    ("gemm_a16w16", 13, 50, 1056, 2, (16, 32, 128), {"warps_k": 4, "w_bulk": 2, "min_blocks": 2}),
 ]
 
 
@@ -590,16 +594,18 @@ def test_bulk_mxfp8_scale_bytes_match_the_vectors(tile_k, warps_k):
                     assert {c // 32 for c in cols} == {k0 // 32 + off}, (r, wk, u, t)
 
 
-@pytest.mark.parametrize("op,tile_k,warps_k", [("gemm_a8w8", 256, 7), ("gemm_a8w8", 128, 14),
-                                               ("gemm_a16w16", 256, 7), ("gemm_a16w16", 128, 8)])
-def test_bulk_slot_fragment_reads_are_conflict_free(op, tile_k, warps_k):
+@pytest.mark.parametrize("op,tile_n,tile_k,warps_k", [("gemm_a8w8", 16, 256, 7), ("gemm_a8w8", 16, 128, 14),
+                                                      ("gemm_a16w16", 16, 256, 7), ("gemm_a16w16", 16, 128, 8),
+                                                      ("gemm_a8w8", 32, 256, 6), ("gemm_a8w8", 80, 256, 3),
+                                                      ("gemm_a16w16", 32, 128, 4)])
+def test_bulk_slot_fragment_reads_are_conflict_free(op, tile_n, tile_k, warps_k):
     """The 16-byte fragment reads from a bulk slot (read_bulk / act_bulk: lane (g, t) of warp wk reads
     vector u of row g at byte (wk * tile_k + lane_vector_col(u, t)) * 16 / ve) hit 32 distinct banks
-    in each 8-lane phase of an LDS.128, for the weight rows and the activation rows alike."""
-    cfg = fam.Config(op, tile_m=8, tile_n=16, tile_k=tile_k, warps_k=warps_k, w_bulk=2, min_blocks=1)
+    in each 8-lane phase of an LDS.128, for the weight rows of every warp along N and the activation rows."""
+    cfg = fam.Config(op, tile_m=8, tile_n=tile_n, tile_k=tile_k, warps_k=warps_k, w_bulk=2, min_blocks=1)
     for wk in range(cfg.warps_k):
         for u in range(cfg.V):
-            for row0 in (0, 8, cfg.tile_n):  # weight rows g / g + 8, activation rows
+            for row0 in range(0, cfg.tile_n + 1, 8):  # weight rows g / g + 8 of each warp along N, activation rows
                 for phase in range(4):
                     banks = []
                     for lane in range(8 * phase, 8 * phase + 8):
@@ -610,12 +616,13 @@ def test_bulk_slot_fragment_reads_are_conflict_free(op, tile_k, warps_k):
                     assert sorted(banks) == list(range(32)), (wk, u, row0, phase)
 
 
-@pytest.mark.parametrize("tile_m,warps_k", [(8, 7), (16, 14), (16, 8), (8, 1), (16, 16)])
-def test_bulk_copies_are_issued_once_per_row_by_every_warp(tile_m, warps_k):
+@pytest.mark.parametrize("tile_m,tile_n,warps_k", [(8, 16, 7), (16, 16, 14), (16, 16, 8), (8, 16, 1), (16, 16, 16),
+                                                  (8, 32, 4), (8, 32, 6), (16, 32, 4), (8, 80, 3)])
+def test_bulk_copies_are_issued_once_per_row_by_every_warp(tile_m, tile_n, warps_k):
     """w_bulk: thread tid issues the copy of slot row bulk_issue_row(tid, warps) when it is below
     tile_n + tile_m: every row exactly once, and the rows are spread so that no warp issues more than
     ceil(rows / warps) of them (a warp issues its lanes' copies one after the other)."""
-    cfg = fam.Config("gemm_a8w8", tile_m=tile_m, tile_n=16, tile_k=128, warps_k=warps_k, w_bulk=2, min_blocks=1)
+    cfg = fam.Config("gemm_a8w8", tile_m=tile_m, tile_n=tile_n, tile_k=128, warps_k=warps_k, w_bulk=2, min_blocks=1)
     rows, warps = cfg.tile_n + cfg.tile_m, cfg.threads // 32
     issued = {}
     for tid in range(cfg.threads):
