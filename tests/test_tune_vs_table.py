@@ -1,0 +1,49 @@
+"""tools/tune_vs_table.py: the table's pick is read from the same tuning log and compared with the best
+candidate; only rows that beat the pick by the gain are written for tools/merge_tuned.py."""
+import pathlib
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+PICK = "gemm_splitk_decode.a8w8.fp8_e4m3fn.bf16.m8n80.w3.bk2.sm90a"   # sm_90a.csv: 1 x 10240 x 8192, split 1
+OTHER = "gemm_splitk_decode.a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a"
+
+
+@pytest.fixture
+def tool():
+    if not all((ROOT / "build/kernels/sm_90a" / k / "result.json").exists() for k in (PICK, OTHER)):
+        pytest.skip("needs the sm_90a kernel build (python tools/build_kernels.py --arch sm_90a)")
+    import tune_vs_table
+    return tune_vs_table
+
+
+def write_case(tmp_path, other_us):
+    log = tmp_path / "tune.log"
+    log.write_text(
+        "     M      N      K  kernel  sk  us\n"
+        f"     1  10240   8192 *{OTHER}  1  {other_us}  7.4  3680  1.970  0.00e+00\n"
+        f"     1  10240   8192  {PICK}  1  24.0  7.0  3489  1.868  4.64e-09\n"
+        f"     1  10240   8192  {PICK}  2  29.0  5.8  2894  1.549  4.64e-09\n"
+        "     1  10240   8192  some.kernel.not.built  1  1.0  0  0  0  0\n")
+    tuned = tmp_path / "tuned.csv"
+    tuned.write_text("arch,op,in_dtype,out_dtype,m_max,N,K,kernel,split_k,us,tflops,gbps\n"
+                     f"sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,1,10240,8192,{OTHER},1,{other_us},7.4,3680\n"
+                     f"sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,1,2048,7168,{OTHER},1,6.0,7.4,3680\n")
+    return log, tuned
+
+
+@pytest.mark.parametrize("other_us, merged", [(22.0, True), (23.8, False)])
+def test_only_rows_that_beat_the_tables_pick_by_the_gain_are_written(tool, tmp_path, capsys, other_us, merged):
+    log, tuned = write_case(tmp_path, other_us)
+    out = tmp_path / "winners.csv"
+    assert tool.main([str(log), "--gain", "1.02", "--tuned", str(tuned), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"table {PICK}:1 (table) 24.0" in printed          # the pick's own time in this run, not the best split
+    assert ("MERGE" in printed) == merged
+    rows = out.read_text().splitlines()
+    assert rows[0].startswith("arch,op") and len(rows) == (2 if merged else 1)
+    if merged:
+        assert rows[1].split(",")[5:9] == ["10240", "8192", OTHER, "1"]
