@@ -24,14 +24,20 @@ extern const FlygemmRegistry* const kLinkedRegistries[];
 
 namespace flygemm {
 
-// split_k = 0 in a row means "enough CTAs to fill the GPU": at least kTargetCtas CTAs over the N tiles
-// (measured on the H200 with the decode family, tools/tune.py 2026-11-30: 64 N tiles ran fastest at
-// split_k 3, 512 tiles at 1), and no more slices than K tiles.
+// split_k = 0 in a row means "enough CTAs to fill the GPU": at least kTargetCtas CTAs over the output
+// tiles (measured on the H200 with the decode family, tools/tune.py 2026-11-30: 64 N tiles ran fastest at
+// split_k 3, 512 tiles at 1), and no more slices than K tiles. A swapped-operand kernel's tile is
+// tile_m weight rows by tile_n tokens, so its N tiles are tile_m wide and its token tiles count too; the
+// other kernels' M tiles are not counted (their rows serve M below one tile).
 int32_t auto_split_k(const KernelRecord& k, const Query& q) {
   constexpr int64_t kTargetCtas = 192;
-  const int64_t n_tiles = std::max<int64_t>(1, (q.N + k.tile_n - 1) / std::max(1, k.tile_n));
+  const bool swapped = swaps_operands(k);
+  const int64_t n_tile = std::max(1, swapped ? k.tile_m : k.tile_n);
+  const int64_t n_tiles = std::max<int64_t>(1, (q.N + n_tile - 1) / n_tile);
+  const int64_t token_tiles = swapped ? std::max<int64_t>(1, (q.M + k.tile_n - 1) / std::max(1, k.tile_n)) : 1;
+  const int64_t tiles = n_tiles * token_tiles;
   const int64_t k_tiles = std::max<int64_t>(1, q.K / std::max(1, k.tile_k));
-  const int64_t split = std::min((kTargetCtas + n_tiles - 1) / n_tiles, k_tiles);
+  const int64_t split = std::min((kTargetCtas + tiles - 1) / tiles, k_tiles);
   return static_cast<int32_t>(std::clamp<int64_t>(split, 1, 64));
 }
 
@@ -184,6 +190,10 @@ const KernelRecord* find_kernel(const char* name) { return record_by_name(linked
 
 bool converts_mx_to_bf16(const KernelRecord& k) {
   return k.meta_json && std::strstr(k.meta_json, "\"role\": \"mx_to_bf16\"") != nullptr;
+}
+
+bool swaps_operands(const KernelRecord& k) {
+  return k.meta_json && std::strstr(k.meta_json, "\"swap_ab\": true") != nullptr;
 }
 
 std::vector<std::string> linked_archs() {

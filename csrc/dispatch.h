@@ -45,7 +45,11 @@ Choice choose_kernel(const KernelTable& table, const Query& q);
 // in their metadata.
 bool converts_mx_to_bf16(const KernelRecord& k);
 
-// The split_k of a row with split_k = 0: about 192 CTAs over the N tiles, at most one slice per K tile.
+// Swapped-operand tile kernels (kernels/cuda/_hopper_gemm.py swap_ab, the `.sw` kernels: tile_m weight rows
+// by tile_n tokens per tile) say so in their metadata.
+bool swaps_operands(const KernelRecord& k);
+
+// The split_k of a row with split_k = 0: about 192 CTAs over the output tiles, at most one slice per K tile.
 int32_t auto_split_k(const KernelRecord& k, const Query& q);
 
 // Appends a tuner-ready CSV row when FLYGEMM_LOG_MISSES names a file.

@@ -40,15 +40,17 @@ struct ParsedTable {
   const char* keep(const std::string& s) { return strings.emplace_back(s).c_str(); }
 };
 
-// kernels_csv lines: name,arch,op,in_dtype,out_dtype,k_multiple,n_multiple,max_split_k[,tile_n,tile_k[,w_layout[,role]]]
-//                    (w_layout plain (default) or preshuffled; role: the record's meta "role", e.g. mx_to_bf16)
+// kernels_csv lines: name,arch,op,in_dtype,out_dtype,k_multiple,n_multiple,max_split_k
+//                    [,tile_n,tile_k[,w_layout[,role[,tile_m,swap_ab]]]]
+//                    (w_layout plain (default) or preshuffled; role: the record's meta "role", e.g. mx_to_bf16,
+//                    may be empty; swap_ab 1: a swapped-operand tile kernel, tile_m weight rows by tile_n tokens)
 // rows_csv lines:    arch,op,in_dtype,out_dtype,m_max,N,K,kernel,split_k
 void parse_into(ParsedTable& t, const std::string& kernels_csv, const std::string& rows_csv) {
   for (const std::string& line : split(kernels_csv, '\n')) {
     if (line.empty()) continue;
     auto f = split(line, ',');
-    TORCH_CHECK(f.size() == 8 || f.size() == 10 || f.size() == 11 || f.size() == 12,
-                "dispatch_lookup: kernel line needs 8, 10, 11 or 12 fields: ", line);
+    TORCH_CHECK(f.size() == 8 || f.size() == 10 || f.size() == 11 || f.size() == 12 || f.size() == 14,
+                "dispatch_lookup: kernel line needs 8, 10, 11, 12 or 14 fields: ", line);
     KernelRecord k{};
     k.name = t.keep(f[0]);
     k.arch = t.keep(f[1]);
@@ -63,7 +65,13 @@ void parse_into(ParsedTable& t, const std::string& kernels_csv, const std::strin
       k.tile_k = std::stoi(f[9]);
     }
     k.w_layout = parse_layout(f.size() >= 11 ? f[10] : "plain");
-    k.meta_json = f.size() == 12 ? t.keep("{\"role\": \"" + f[11] + "\"}") : "";
+    std::string meta;
+    if (f.size() >= 12 && !f[11].empty()) meta += "\"role\": \"" + f[11] + "\"";
+    if (f.size() == 14) {
+      k.tile_m = std::stoi(f[12]);
+      if (f[13] == "1") meta += std::string(meta.empty() ? "" : ", ") + "\"swap_ab\": true";
+    }
+    k.meta_json = meta.empty() ? "" : t.keep("{" + meta + "}");
     t.table.kernels.push_back(&t.kernels.emplace_back(k));
   }
   for (const std::string& line : split(rows_csv, '\n')) {

@@ -93,6 +93,23 @@ def test_split_k_zero_means_automatic(N, K, split_k):
         ("k_dec", split_k, "default")
 
 
+@pytest.mark.parametrize("M,N,K,split_k", [
+    (8, 16384, 7168, 2),    # 128 weight-row tiles of 128 rows: 2 slices give 256 CTAs
+    (8, 7168, 16384, 4),    # 56 tiles
+    (16, 2048, 7168, 8),    # 16 tiles want 12 slices: the kernel's max_split_k caps it
+    (64, 7168, 7168, 2),    # 56 weight tiles x 2 token tiles of 32
+    (8, 1024, 256, 2),      # only 2 K tiles
+])
+def test_split_k_zero_counts_a_swapped_kernels_weight_rows_and_token_tiles(M, N, K, split_k):
+    """A .sw tile (tile_m 128 weight rows by tile_n 32 tokens): its N tiles are 128 rows wide, not 32."""
+    kernels = "k_sw,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,8,32,128,plain,,128,1\n"
+    rows = "sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,64,0,0,k_sw,0\n"
+    assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", in_dtype="fp8_e4m3fn") == \
+        ("k_sw", split_k, "default")
+    unswapped = kernels.replace(",1\n", ",0\n")   # same tiles read as a plain kernel: 32-wide N tiles
+    assert lookup(8, 16384, 7168, kernels=unswapped, rows=rows, arch="sm_90a", in_dtype="fp8_e4m3fn")[1] == 1
+
+
 def test_row_order_does_not_matter():
     shuffled = "\n".join(reversed(ROWS.strip().split("\n")))
     for M in (1, 16, 17, 129, 5000):
@@ -304,7 +321,7 @@ def test_empty_tables_raise_not_implemented():
 
 
 def test_bad_csv_is_rejected():
-    with pytest.raises(RuntimeError, match="kernel line needs 8, 10, 11 or 12 fields"):
+    with pytest.raises(RuntimeError, match="kernel line needs 8, 10, 11, 12 or 14 fields"):
         lookup(8, kernels="k,gfx942,gemm_a8w8\n")
     with pytest.raises(RuntimeError, match="row line needs 9 fields"):
         lookup(8, rows="gfx942,gemm_a8w8,fp8_e4m3fnuz\n")
@@ -424,12 +441,15 @@ def sm90a_tables(op="gemm_mxfp4"):
     for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.kernels.csv") if not line.startswith("#")):
         if len(r) < 9 or r[2] != op:
             continue
-        k_multiple = 32
+        k_multiple, max_split = 32, 16
+        params = {k: int(v) if v.isdigit() else v for k, v in (kv.split("=") for kv in r[9].split(";") if kv)}
         if r[1] == "gemm_splitk_decode":
-            params = {k: int(v) if v.isdigit() else v for k, v in (kv.split("=") for kv in r[9].split(";") if kv)}
             k_multiple = fam.Config.from_spec({"op": r[2], "tile_m": int(r[6]), "tile_n": int(r[7]),
                                                "tile_k": int(r[8]), "params": params}).k_multiple
-        kernels.append(f"{r[0]},sm_90a,{r[2]},{r[3]},{r[4]},{k_multiple},1,16")
+        else:
+            max_split = params.get("split", 1)
+        swap = params.get("swap_ab", 0)
+        kernels.append(f"{r[0]},sm_90a,{r[2]},{r[3]},{r[4]},{k_multiple},1,{max_split},{r[7]},{r[8]},{r[5]},,{r[6]},{swap}")
     rows = [",".join(r[:9]) for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.csv")
                                                if line.startswith(f"sm_90a,{op},"))]
     return "\n".join(kernels) + "\n", "\n".join(rows) + "\n"
@@ -494,6 +514,33 @@ def test_sm90a_mxfp8_decode_rows(M, N, K, kernel, source):
     assert got[0] == f"gemm_splitk_decode.mxfp8.fp8_e4m3fn.bf16.{kernel}.sm90a" and got[2] == source
 
 
+DEC = "gemm_splitk_decode."
+
+
+@pytest.mark.parametrize("op, in_dtype, M, N, K, kernel, split_k, source", [
+    # untuned shapes (twenty-second session defaults): bf16 M <= 8 the bulk-ring m8n32.w4.bk2, M = 9..16 the .sw tile
+    # kernel with split_k from its 128-row N tiles; fp8 M <= 8 m8n64.wg, M = 9..16 t64x32x128.sw (64-row N tiles)
+    ("gemm_a16w16", "bf16", 2, 3072, 3072, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 2, "default"),
+    ("gemm_a16w16", "bf16", 12, 3072, 3072, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 8, "default"),
+    ("gemm_a16w16", "bf16", 16, 12288, 4096, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 2, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 7, 3072, 3072, DEC + "a8w8.fp8_e4m3fn.bf16.m8n64.wg.sm90a", 4, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 9, 3072, 3072, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 4, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 16, 12288, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 20, 3072, 3072, "gemm_a8w8.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1, "default"),
+    # rows measured then for seven layers without decode rows (split_k 0: automatic)
+    ("gemm_a8w8", "fp8_e4m3fn", 1, 4096, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 1, "table"),
+    ("gemm_a8w8", "fp8_e4m3fn", 6, 6144, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n32.w4.bk2.sm90a", 1, "table"),
+    ("gemm_a8w8", "fp8_e4m3fn", 16, 4096, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1, "table"),
+    ("gemm_a16w16", "bf16", 3, 5120, 13824, DEC + "a16w16.bf16.bf16.m8n16.w7k256.bk2.sm90a", 1, "table"),
+    ("gemm_a16w16", "bf16", 16, 13824, 5120, DEC + "a16w16.bf16.bf16.m16n32.w4.bk2.sm90a", 1, "table"),
+    ("gemm_a16w16", "bf16", 2, 4096, 4096, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 2, "default"),  # M = 2: no row
+])
+def test_sm90a_decode_defaults_and_rows_of_the_twenty_second_session(op, in_dtype, M, N, K, kernel, split_k, source):
+    kernels, rows = sm90a_tables(op)
+    assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype) == (
+        kernel, split_k, source)
+
+
 @pytest.mark.parametrize("op, in_dtype, M, N, K, kernel, split_k", [
     # swapped-operand tile kernels at M = 17..64 (twentieth session): the bucket-32 row answers M = 17..32
     ("gemm_a8w8", "fp8_e4m3fn", 32, 2112, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1),
@@ -504,7 +551,7 @@ def test_sm90a_mxfp8_decode_rows(M, N, K, kernel, source):
     # one-warpgroup decode CTAs (twentieth session)
     ("gemm_a8w8", "fp8_e4m3fn", 1, 57344, 8192, "gemm_splitk_decode.a8w8.fp8_e4m3fn.bf16.m8n64.w1.b4.wg.sm90a", 1),
     ("gemm_a8w8", "fp8_e4m3fn", 16, 24576, 1536, "gemm_splitk_decode.a8w8.fp8_e4m3fn.bf16.m16n64.w1.b4.wg.sm90a", 1),
-    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 8, 36864, 7168,
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 16, 36864, 7168,
      "gemm_splitk_decode.a8w8_blockscale.fp8_e4m3fn.bf16.m16n64.w1.b3.wg.sm90a", 2),
     ("gemm_mxfp8", "fp8_e4m3fn", 8, 8192, 8192, "gemm_splitk_decode.mxfp8.fp8_e4m3fn.bf16.m8n64.w1.b4.wg.sm90a", 4),
     # wide bulk decode kernels (32 weight rows per CTA), twenty-first session; the bucket-8 row answers M = 5..8
@@ -519,6 +566,11 @@ def test_sm90a_mxfp8_decode_rows(M, N, K, kernel, source):
     ("gemm_a8w8", "fp8_e4m3fn", 6, 7168, 18432, "gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1),
     ("gemm_a16w16", "bf16", 8, 8192, 28672, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 1),
     ("gemm_a16w16", "bf16", 64, 2048, 7168, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 4),
+    # blockscale with 32 weight rows per CTA (measured in the twenty-first session, built in the twenty-second)
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 8, 36864, 7168,
+     "gemm_splitk_decode.a8w8_blockscale.fp8_e4m3fn.bf16.m8n32.w4.bk2.sm90a", 1),
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 6, 8192, 8192,
+     "gemm_splitk_decode.a8w8_blockscale.fp8_e4m3fn.bf16.m8n32.w4.bk2.sm90a", 1),
 ])
 def test_sm90a_decode_rows_of_the_twentieth_and_twenty_first_sessions(op, in_dtype, M, N, K, kernel, split_k):
     """The rows measured on the H200 for the .sw, .w1 and wide bulk kernels (sm_90a.csv) through the production
