@@ -533,7 +533,12 @@ DEC = "gemm_splitk_decode."
     ("gemm_a8w8", "fp8_e4m3fn", 16, 4096, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1, "table"),
     ("gemm_a16w16", "bf16", 3, 5120, 13824, DEC + "a16w16.bf16.bf16.m8n16.w7k256.bk2.sm90a", 1, "table"),
     ("gemm_a16w16", "bf16", 16, 13824, 5120, DEC + "a16w16.bf16.bf16.m16n32.w4.bk2.sm90a", 1, "table"),
-    ("gemm_a16w16", "bf16", 2, 4096, 4096, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 2, "default"),  # M = 2: no row
+    ("gemm_a16w16", "bf16", 2, 6144, 4096, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 1, "default"),  # M = 2: no row
+    ("gemm_a16w16", "bf16", 2, 5120, 5120, DEC + "a16w16.bf16.bf16.m8n16.w7k256.bk2.sm90a", 1, "table"),
+    ("gemm_a8w8", "fp8_e4m3fn", 2, 4096, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 1, "table"),
+    ("gemm_a8w8", "fp8_e4m3fn", 32, 28672, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1, "table"),
+    ("gemm_a16w16", "bf16", 24, 28672, 4096, "gemm_a16w16.bf16.bf16.t64x256x64.pp.sm90a", 1, "table"),
+    ("gemm_a16w16", "bf16", 40, 28672, 4096, "gemm_a16w16.bf16.bf16.t64x128x64.sm90a", 1, "default"),
 ])
 def test_sm90a_decode_defaults_and_rows_of_the_twenty_second_session(op, in_dtype, M, N, K, kernel, split_k, source):
     kernels, rows = sm90a_tables(op)
