@@ -24,21 +24,27 @@ extern const FlygemmRegistry* const kLinkedRegistries[];
 
 namespace flygemm {
 
-// split_k = 0 in a row means "enough CTAs to fill the GPU": at least kTargetCtas CTAs over the output
-// tiles (measured on the H200 with the decode family, tools/tune.py 2026-11-30: 64 N tiles ran fastest at
-// split_k 3, 512 tiles at 1), and no more slices than K tiles. A swapped-operand kernel's tile is
-// tile_m weight rows by tile_n tokens, so its N tiles are tile_m wide and its token tiles count too; the
-// other kernels' M tiles are not counted (their rows serve M below one tile).
+// split_k = 0 in a row means "enough CTAs to fill the GPU", at most one slice per K tile.
+// Decode and plain tile kernels: at least kTargetCtas CTAs over the N tiles (measured on the H200 with the
+// decode family, tools/tune.py 2026-11-30: 64 N tiles ran fastest at split_k 3, 512 tiles at 1; several of
+// their CTAs share an SM). Swapped-operand (.sw) kernels: their tile is tile_m weight rows by tile_n tokens and
+// their shared memory holds one CTA per SM, so the split is the largest that keeps tiles x split within one
+// wave of kOneWave CTAs: a partial second wave cost more than the split saved (twenty-second session, H200:
+// 4-5% geomean over 137 measured shapes against the 192-CTA target, docs/PERF.md).
 int32_t auto_split_k(const KernelRecord& k, const Query& q) {
   constexpr int64_t kTargetCtas = 192;
-  const bool swapped = swaps_operands(k);
-  const int64_t n_tile = std::max(1, swapped ? k.tile_m : k.tile_n);
-  const int64_t n_tiles = std::max<int64_t>(1, (q.N + n_tile - 1) / n_tile);
-  const int64_t token_tiles = swapped ? std::max<int64_t>(1, (q.M + k.tile_n - 1) / std::max(1, k.tile_n)) : 1;
-  const int64_t tiles = n_tiles * token_tiles;
+  constexpr int64_t kOneWave = 132;  // SMs of the H100 SXM / H200
   const int64_t k_tiles = std::max<int64_t>(1, q.K / std::max(1, k.tile_k));
-  const int64_t split = std::min((kTargetCtas + tiles - 1) / tiles, k_tiles);
-  return static_cast<int32_t>(std::clamp<int64_t>(split, 1, 64));
+  int64_t split = 1;
+  if (swaps_operands(k)) {
+    const int64_t n_tiles = (q.N + std::max(1, k.tile_m) - 1) / std::max(1, k.tile_m);
+    const int64_t token_tiles = (q.M + std::max(1, k.tile_n) - 1) / std::max(1, k.tile_n);
+    split = kOneWave / std::max<int64_t>(1, n_tiles * token_tiles);
+  } else {
+    const int64_t n_tiles = std::max<int64_t>(1, (q.N + k.tile_n - 1) / std::max(1, k.tile_n));
+    split = (kTargetCtas + n_tiles - 1) / n_tiles;
+  }
+  return static_cast<int32_t>(std::clamp<int64_t>(std::min(split, k_tiles), 1, 64));
 }
 
 namespace {

@@ -94,20 +94,22 @@ def test_split_k_zero_means_automatic(N, K, split_k):
 
 
 @pytest.mark.parametrize("M,N,K,split_k", [
-    (8, 16384, 7168, 2),    # 128 weight-row tiles of 128 rows: 2 slices give 256 CTAs
-    (8, 7168, 16384, 4),    # 56 tiles
-    (16, 2048, 7168, 8),    # 16 tiles want 12 slices: the kernel's max_split_k caps it
-    (64, 7168, 7168, 2),    # 56 weight tiles x 2 token tiles of 32
-    (8, 1024, 256, 2),      # only 2 K tiles
+    (8, 16384, 7168, 1),    # 128 weight-row tiles of 128 rows: one wave of 132 CTAs holds no second slice
+    (8, 7168, 16384, 2),    # 56 tiles: 2 slices give 112 CTAs
+    (16, 2048, 7168, 8),    # 16 tiles: 8 slices (128 CTAs), also the kernel's max_split_k
+    (16, 5120, 5120, 3),    # 40 tiles: 3 slices give 120 CTAs (4 would start a second wave)
+    (64, 7168, 7168, 1),    # 56 weight tiles x 2 token tiles of 32
+    (8, 1024, 256, 2),      # 8 tiles want 16 slices, but only 2 K tiles
 ])
 def test_split_k_zero_counts_a_swapped_kernels_weight_rows_and_token_tiles(M, N, K, split_k):
-    """A .sw tile (tile_m 128 weight rows by tile_n 32 tokens): its N tiles are 128 rows wide, not 32."""
+    """A .sw tile (tile_m 128 weight rows by tile_n 32 tokens): its N tiles are 128 rows wide, not 32, and its
+    slices fill one wave of 132 CTAs (one CTA per SM) rather than 192."""
     kernels = "k_sw,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,8,32,128,plain,,128,1\n"
     rows = "sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,64,0,0,k_sw,0\n"
     assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", in_dtype="fp8_e4m3fn") == \
         ("k_sw", split_k, "default")
     unswapped = kernels.replace(",1\n", ",0\n")   # same tiles read as a plain kernel: 32-wide N tiles
-    assert lookup(8, 16384, 7168, kernels=unswapped, rows=rows, arch="sm_90a", in_dtype="fp8_e4m3fn")[1] == 1
+    assert lookup(8, 7168, 16384, kernels=unswapped, rows=rows, arch="sm_90a", in_dtype="fp8_e4m3fn")[1] == 1
 
 
 def test_row_order_does_not_matter():
@@ -521,23 +523,24 @@ DEC = "gemm_splitk_decode."
     # untuned shapes (twenty-second session defaults): bf16 M <= 8 the bulk-ring m8n32.w4.bk2, M = 9..16 the .sw tile
     # kernel with split_k from its 128-row N tiles; fp8 M <= 8 m8n64.wg, M = 9..16 t64x32x128.sw (64-row N tiles)
     ("gemm_a16w16", "bf16", 2, 3072, 3072, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 2, "default"),
-    ("gemm_a16w16", "bf16", 12, 3072, 3072, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 8, "default"),
-    ("gemm_a16w16", "bf16", 16, 12288, 4096, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 2, "default"),
+    ("gemm_a16w16", "bf16", 12, 3072, 3072, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 5, "default"),
+    ("gemm_a16w16", "bf16", 16, 12288, 4096, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 1, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 7, 3072, 3072, DEC + "a8w8.fp8_e4m3fn.bf16.m8n64.wg.sm90a", 4, "default"),
-    ("gemm_a8w8", "fp8_e4m3fn", 9, 3072, 3072, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 4, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 9, 3072, 3072, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 2, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 16, 12288, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 20, 3072, 3072, "gemm_a8w8.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1, "default"),
     # rows measured then for seven layers without decode rows (split_k 0: automatic)
     ("gemm_a8w8", "fp8_e4m3fn", 1, 4096, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 1, "table"),
     ("gemm_a8w8", "fp8_e4m3fn", 6, 6144, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n32.w4.bk2.sm90a", 1, "table"),
-    ("gemm_a8w8", "fp8_e4m3fn", 16, 4096, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1, "table"),
+    ("gemm_a8w8", "fp8_e4m3fn", 16, 4096, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 2, "table"),
     ("gemm_a16w16", "bf16", 3, 5120, 13824, DEC + "a16w16.bf16.bf16.m8n16.w7k256.bk2.sm90a", 1, "table"),
     ("gemm_a16w16", "bf16", 16, 13824, 5120, DEC + "a16w16.bf16.bf16.m16n32.w4.bk2.sm90a", 1, "table"),
     ("gemm_a16w16", "bf16", 2, 6144, 4096, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 1, "default"),  # M = 2: no row
     ("gemm_a16w16", "bf16", 2, 5120, 5120, DEC + "a16w16.bf16.bf16.m8n16.w7k256.bk2.sm90a", 1, "table"),
     ("gemm_a8w8", "fp8_e4m3fn", 2, 4096, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 1, "table"),
     ("gemm_a8w8", "fp8_e4m3fn", 32, 28672, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1, "table"),
-    ("gemm_a16w16", "bf16", 24, 28672, 4096, "gemm_a16w16.bf16.bf16.t64x256x64.pp.sm90a", 1, "table"),
+    ("gemm_a16w16", "bf16", 24, 28672, 4096, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 1, "table"),
+    ("gemm_a16w16", "bf16", 32, 5120, 13824, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 3, "table"),
     ("gemm_a16w16", "bf16", 40, 28672, 4096, "gemm_a16w16.bf16.bf16.t64x128x64.sm90a", 1, "default"),
 ])
 def test_sm90a_decode_defaults_and_rows_of_the_twenty_second_session(op, in_dtype, M, N, K, kernel, split_k, source):

@@ -65,7 +65,9 @@ def kernel_lines(arch: str, specs: list[dict]) -> dict:
 def resolve_auto_splits(d: dict, klines: str, arch: str, op: str, in_dtype: str, M: int, N: int, K: int) -> dict:
     """A candidate timed at split_k 0 (tools/tune.py forces it as ":0", the automatic split) under the split
     the C++ auto_split_k resolves it to for this shape, so that it can stand for a table row with either;
-    an explicitly timed split of the same value keeps its own time."""
+    an explicitly timed split of the same value keeps its own time. The resolution is this build's rule: read
+    logs taken under an earlier auto_split_k (before the twenty-second session's one-wave rule for the .sw
+    kernels) with care."""
     import torch
     out = {key: us for key, us in d.items() if key[1] != 0}
     for (kernel, sk), us in d.items():
