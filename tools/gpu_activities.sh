@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU activities (kernel name, start offset, duration) of single cold-L2 calls, for a list of pinned
 # kernels: what a call's kernel time is made of (e.g. a split-K main kernel against its reduce).
-#   FLYGEMM_ACTIVITIES  "op:variant:MxNxK:kernel:split_k ..." (kernel '-' = the dispatch table's choice)
+#   FLYGEMM_ACTIVITIES  "op:variant:MxNxK:kernel:split_k ..." (kernel '-' = the dispatch table's choice,
+#                       'torch' = the op's torch peer, the bench's comparison)
 # Builds the extension from the carried build/kernels first; full output in $OUT/activities.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +14,8 @@ export PYTHONPATH=$PWD/python
 for spec in ${FLYGEMM_ACTIVITIES:?set FLYGEMM_ACTIVITIES}; do
   IFS=: read -r op variant shape kernel split <<< "$spec"
   pin=()
-  [ "$kernel" != "-" ] && pin=(--kernel "$kernel:$split")
+  [ "$kernel" = torch ] && pin=(--torch)
+  [ "$kernel" != "-" ] && [ "$kernel" != torch ] && pin=(--kernel "$kernel:$split")
   echo "### $spec"
   timeout 60 python3 tools/profile_one.py --op "$op" --variant "$variant" --shape "$shape" "${pin[@]}" --activities 2>&1 \
     | grep -v -i "warn"

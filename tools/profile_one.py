@@ -7,7 +7,8 @@
 
 --kernel pins the kernel and split_k (FLYGEMM_FORCE_KERNEL); without it the dispatch table chooses.
 --activities prints every GPU activity of three cold-L2 calls (name, start offset, duration): what
-the bench's kernel time (the span of one call's activities) is made of.
+the bench's kernel time (the span of one call's activities) is made of. --torch does the same for the
+op's torch peer (the bench's comparison), e.g. to see which cuBLAS kernels it runs.
 """
 import argparse
 import os
@@ -27,19 +28,29 @@ def main(argv=None) -> int:
     ap.add_argument("--kernel", default="", help="kernel:split_k to pin")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--activities", action="store_true", help="list one call's GPU activities (3 calls)")
+    ap.add_argument("--torch", action="store_true", help="with --activities: the op's torch peer instead")
     args = ap.parse_args(argv)
     if args.kernel:
         os.environ["FLYGEMM_FORCE_KERNEL"] = args.kernel
     M, N, K = bench.parse_shapes(args.shape, [])[0]
     device = torch.device("cuda")
-    problem, _, _ = bench.make_problem(args.op, args.variant, M, N, K, device, torch.Generator(device=device).manual_seed(0))
+    problem, peer, _ = bench.make_problem(args.op, args.variant, M, N, K, device,
+                                          torch.Generator(device=device).manual_seed(0))
     fn = getattr(flygemm, args.op)
     for _ in range(args.warmup + 1):
         fn(*problem)
     torch.cuda.synchronize()
     print(f"{args.op} {args.variant} {M}x{N}x{K}: {flygemm.explain(args.op, M, N, K, problem[0].dtype, device)['kernel']}"
           f" pinned={args.kernel or '-'}")
-    if args.activities:
+    if args.activities and args.torch:
+        if peer is None:
+            print("no torch peer for this op")
+            return 1
+        for _ in range(args.warmup + 1):
+            peer()
+        print("torch peer:")
+        print_activities(peer, device)
+    elif args.activities:
         print_activities(lambda: fn(*problem), device)
     return 0
 
