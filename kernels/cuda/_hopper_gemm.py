@@ -623,10 +623,12 @@ def kernel_base_class():
             """Host side: the split-K reduce after the GEMM kernel, only when split_k > 1."""
             if split_k > 1:
                 total = M * N
+                # programmatic dependent of the GEMM (PDL, released at the GEMM's start): its CTAs wait
+                # on the SMs for the partials, so no launch gap sits between the two kernels
                 self.reduce_kernel(ws_ptr, out_ptr, bias_ptr, M, N, ldo, M_pad, split_k,
                                    has_bias).launch(
                     grid=((total + (REDUCE_THREADS - 1)) // REDUCE_THREADS, 1, 1),
-                    block=[REDUCE_THREADS, 1, 1], stream=stream)
+                    block=[REDUCE_THREADS, 1, 1], stream=stream, use_pdl=True)
 
         # ---------------------------------------------------------------- split-K reduce
         @cute.kernel
@@ -635,7 +637,11 @@ def kernel_base_class():
                           split_k: Int32, has_bias: Int32):
             """out[m, n] = round(sum over s = 0..split_k-1 in order of ws[s, m, n] + bias[n]):
             one output element per thread (the adapter keeps M * N below 2^31); the partials
-            already carry the scales, so the sum is rounded exactly once."""
+            already carry the scales, so the sum is rounded exactly once. Launched as the GEMM's
+            programmatic dependent: griddepcontrol.wait returns once the GEMM has completed and its
+            partials are visible. Every slice's load is issued before the first add (the loads of a
+            loop would each wait a full L2 round trip)."""
+            cute.arch.griddepcontrol_wait()
             tidx, _, _ = cute.arch.thread_idx()
             bidx, _, _ = cute.arch.block_idx()
             idx = bidx * REDUCE_THREADS + tidx
@@ -645,8 +651,15 @@ def kernel_base_class():
                 ws = cute.make_tensor(ws_ptr, cute.make_layout((split_k * M_pad, N),
                                                                stride=(Int64(N), 1)))
                 v = ws[(m, n)]
-                for s in cutlass.range(1, split_k, unroll=1):
-                    v = v + ws[(s * M_pad + m, n)]
+                parts = [Float32(0.0)] * self.cfg.max_split_k
+                for s in cutlass.range_constexpr(1, self.cfg.max_split_k):
+                    p = Float32(0.0)
+                    if s < split_k:
+                        p = ws[(s * M_pad + m, n)]
+                    parts[s] = p
+                for s in cutlass.range_constexpr(1, self.cfg.max_split_k):
+                    if s < split_k:
+                        v = v + parts[s]
                 if has_bias != 0:
                     bias_t = cute.make_tensor(bias_ptr, cute.make_layout(N))
                     v = v + bias_t[n]
@@ -901,6 +914,10 @@ def kernel_base_class():
             warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
             wg_idx = cute.arch.make_warp_uniform(tidx // 128)
 
+            if cutlass.const_expr(self.split_capable):
+                # the split-K reduce (launched after this grid with PDL) may be placed as soon as every
+                # CTA of this grid runs; it waits for the partials with griddepcontrol.wait
+                cute.arch.griddepcontrol_launch_dependents()
             if warp_idx == 0:
                 cpasync.prefetch_descriptor(tma_atom_a)
                 cpasync.prefetch_descriptor(tma_atom_b)

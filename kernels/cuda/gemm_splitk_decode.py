@@ -1642,6 +1642,9 @@ def _make_kernel_class(cfg: Config):
                         out: Int64, ws: Int64, M: Int32, N: Int32, K: Int32, lda: Int64, ldo: Int64,
                         M_pad: Int32, split_k: Int32, has_bias: Int32, a_per_row: Int32,
                         w_per_row: Int32):
+            # the split-K reduce (launched after this grid with PDL) may be placed once every CTA of this
+            # grid has started; it waits for the partials with griddepcontrol.wait
+            cute.arch.griddepcontrol_launch_dependents()
             tid, _, _ = cute.arch.thread_idx()
             bn, bs, bm = cute.arch.block_idx()
             lane = tid % 32
@@ -1877,6 +1880,11 @@ def _make_kernel_class(cfg: Config):
         @cute.kernel
         def reduce_kernel(self, ws: Int64, bias: Int64, out: Int64, M: Int32, N: Int32, ldo: Int64,
                           M_pad: Int32, split_k: Int32, has_bias: Int32):
+            """out[m, n] = round(sum over s in order of ws[s, m, n] + bias[n]), one element per thread. The
+            GEMM's programmatic dependent: griddepcontrol.wait returns once the GEMM has completed and its
+            partials are visible. Every slice's load is issued before the first add (loads inside a loop
+            each waited a full L2 round trip)."""
+            cute.arch.griddepcontrol_wait()
             tid, _, _ = cute.arch.thread_idx()
             bx, _, _ = cute.arch.block_idx()
             idx = bx * 256 + tid
@@ -1886,8 +1894,15 @@ def _make_kernel_class(cfg: Config):
                 slice_elems = Int64(M_pad) * N
                 p = ws + (Int64(m) * N + n) * 4
                 v = ld_f32_plain(p)
-                for s in cutlass.range(1, split_k, unroll=1):
-                    v = v + ld_f32_plain(p + Int64(s) * slice_elems * 4)
+                parts = [Float32(0.0)] * MAX_SPLIT_K
+                for s in cutlass.range_constexpr(1, MAX_SPLIT_K):
+                    part = Float32(0.0)
+                    if s < split_k:
+                        part = ld_f32_plain(p + Int64(s) * slice_elems * 4)
+                    parts[s] = part
+                for s in cutlass.range_constexpr(1, MAX_SPLIT_K):
+                    if s < split_k:
+                        v = v + parts[s]
                 if has_bias != 0:
                     v = v + ld_f32(bias + Int64(n) * 4)
                 stg_bf16(out + (Int64(m) * ldo + n) * 2, v)
@@ -1943,7 +1958,7 @@ def _make_kernel_class(cfg: Config):
             if split_k > 1:
                 total = M * N
                 self.reduce_kernel(ws, bias, out, M, N, ldo, M_pad, split_k, has_bias).launch(
-                    grid=((total + 255) // 256, 1, 1), block=[256, 1, 1], stream=stream)
+                    grid=((total + 255) // 256, 1, 1), block=[256, 1, 1], stream=stream, use_pdl=True)
 
     return SplitKDecodeGemm
 
