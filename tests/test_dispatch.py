@@ -466,7 +466,9 @@ def sm90a_tables(op="gemm_mxfp4"):
     (2, 57344, 8192, "mxfp4.fp4_e2m1_x2.bf16.m2n64k128.s3.p8.b4.wgn.sm90a", "table"),
     (1, 8192, 8192, "mxfp4.fp4_e2m1_x2.bf16.m2n64k128.s3.p8.b4.wgn.sm90a", "table"),
     (8, 8192, 28672, "mxfp4.fp4_e2m1_x2.bf16.m8n64.s3.p2.img.sm90a", "table"),
-    (8, 2112, 7168, "mxfp4.fp4_e2m1_x2.bf16.m8n16.w7.bk4.sm90a", "table"),
+    # twenty-third session: split 4 rows after the split-K reduce became a PDL dependent
+    (8, 2112, 7168, "mxfp4.fp4_e2m1_x2.bf16.m8n64.s3.p4.wgb.sm90a", "table"),
+    (16, 2048, 7168, "mxfp4.fp4_e2m1_x2.bf16.m16n64k128.s4.p8.wgb.sm90a", "table"),
     # untuned shapes: the bucket's .wgn / .wgb default row when K % 128 == 0, else the row after it
     (1, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m2n64k128.s3.p8.b4.wgn.sm90a", "default"),
     (3, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m4n64.s4.p3.wgn.sm90a", "default"),
@@ -532,9 +534,9 @@ DEC = "gemm_splitk_decode."
     # rows measured then for seven layers without decode rows (split_k 0: automatic)
     ("gemm_a8w8", "fp8_e4m3fn", 1, 4096, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 1, "table"),
     ("gemm_a8w8", "fp8_e4m3fn", 6, 6144, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n32.w4.bk2.sm90a", 1, "table"),
-    ("gemm_a8w8", "fp8_e4m3fn", 16, 4096, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 2, "table"),
+    ("gemm_a8w8", "fp8_e4m3fn", 16, 6144, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1, "table"),
     ("gemm_a16w16", "bf16", 3, 5120, 13824, DEC + "a16w16.bf16.bf16.m8n16.w7k256.bk2.sm90a", 1, "table"),
-    ("gemm_a16w16", "bf16", 16, 13824, 5120, DEC + "a16w16.bf16.bf16.m16n32.w4.bk2.sm90a", 1, "table"),
+    ("gemm_a16w16", "bf16", 32, 28672, 4096, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 1, "table"),
     ("gemm_a16w16", "bf16", 2, 6144, 4096, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 1, "default"),  # M = 2: no row
     ("gemm_a16w16", "bf16", 2, 5120, 5120, DEC + "a16w16.bf16.bf16.m8n16.w7k256.bk2.sm90a", 1, "table"),
     ("gemm_a8w8", "fp8_e4m3fn", 2, 4096, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 1, "table"),
@@ -547,6 +549,24 @@ def test_sm90a_decode_defaults_and_rows_of_the_twenty_second_session(op, in_dtyp
     kernels, rows = sm90a_tables(op)
     assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype) == (
         kernel, split_k, source)
+
+
+@pytest.mark.parametrize("op, in_dtype, M, N, K, kernel, split_k", [
+    # twenty-third session: the .sw tile kernels at split 1 (no workspace, no reduce) on the 4096 / 5120-class layers
+    ("gemm_a8w8", "fp8_e4m3fn", 16, 4096, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1),
+    ("gemm_a8w8", "fp8_e4m3fn", 32, 5120, 5120, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1),
+    ("gemm_a8w8", "fp8_e4m3fn", 32, 6144, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1),
+    ("gemm_a16w16", "bf16", 16, 13824, 5120, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 1),
+    ("gemm_a8w8", "fp8_e4m3fn", 8, 4096, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n32.w4.bk2.sm90a", 1),
+    # split rows that won once the reduce became a PDL dependent
+    ("gemm_mxfp4", "fp4_e2m1_x2", 16, 2048, 7168, DEC + "mxfp4.fp4_e2m1_x2.bf16.m16n64k128.s4.p8.wgb.sm90a", 4),
+    ("gemm_mxfp8", "fp8_e4m3fn", 16, 2112, 7168, DEC + "mxfp8.fp8_e4m3fn.bf16.m16n64.wg.sm90a", 4),
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 8, 10240, 8192, DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m8n64.w1.b4.wg.sm90a", 2),
+])
+def test_sm90a_rows_of_the_twenty_third_session(op, in_dtype, M, N, K, kernel, split_k):
+    kernels, rows = sm90a_tables(op)
+    assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype) == (
+        kernel, split_k, "table")
 
 
 @pytest.mark.parametrize("op, in_dtype, M, N, K, kernel, split_k", [
