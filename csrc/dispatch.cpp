@@ -30,16 +30,22 @@ namespace flygemm {
 // their CTAs share an SM). Swapped-operand (.sw) kernels: their tile is tile_m weight rows by tile_n tokens and
 // their shared memory holds one CTA per SM, so the split is the largest that keeps tiles x split within one
 // wave of kOneWave CTAs: a partial second wave cost more than the split saved (twenty-second session, H200:
-// 4-5% geomean over 137 measured shapes against the 192-CTA target, docs/PERF.md).
+// 4-5% geomean over 137 measured shapes against the 192-CTA target, docs/PERF.md). A .sw split below
+// kMinSwappedSplit runs unsplit: with at least 45 weight-row tiles the deep TMA ring of one CTA per tile pulls
+// the weights about as fast as twice the CTAs do, and the unsplit kernel has no workspace or reduce (twenty-
+// third session, H200: 2.1% geomean over the 62 (kernel, shape) pairs of the mid-layer tuning, worst 0.96x; then
+// 1.14-1.19x on each of the five pairs it changes among seven layers in no tuning run, docs/PERF.md).
 int32_t auto_split_k(const KernelRecord& k, const Query& q) {
   constexpr int64_t kTargetCtas = 192;
   constexpr int64_t kOneWave = 132;  // SMs of the H100 SXM / H200
+  constexpr int64_t kMinSwappedSplit = 3;
   const int64_t k_tiles = std::max<int64_t>(1, q.K / std::max(1, k.tile_k));
   int64_t split = 1;
   if (swaps_operands(k)) {
     const int64_t n_tiles = (q.N + std::max(1, k.tile_m) - 1) / std::max(1, k.tile_m);
     const int64_t token_tiles = (q.M + std::max(1, k.tile_n) - 1) / std::max(1, k.tile_n);
     split = kOneWave / std::max<int64_t>(1, n_tiles * token_tiles);
+    if (split < kMinSwappedSplit) split = 1;
   } else {
     const int64_t n_tiles = std::max<int64_t>(1, (q.N + k.tile_n - 1) / std::max(1, k.tile_n));
     split = (kTargetCtas + n_tiles - 1) / n_tiles;
