@@ -35,16 +35,24 @@ namespace flygemm {
 // the weights about as fast as twice the CTAs do, and the unsplit kernel has no workspace or reduce (twenty-
 // third session, H200: 2.1% geomean over the 62 (kernel, shape) pairs of the mid-layer tuning, worst 0.96x; then
 // 1.14-1.19x on each of the five pairs it changes among seven layers in no tuning run, docs/PERF.md).
+namespace {
+constexpr int64_t kOneWave = 132;  // SMs of the H100 SXM / H200
+
+// CTAs of a swapped-operand (.sw) kernel at split 1: its tile is tile_m weight rows by tile_n tokens.
+int64_t swapped_tiles(const KernelRecord& k, const Query& q) {
+  const int64_t n_tiles = (q.N + std::max(1, k.tile_m) - 1) / std::max(1, k.tile_m);
+  const int64_t token_tiles = (q.M + std::max(1, k.tile_n) - 1) / std::max(1, k.tile_n);
+  return std::max<int64_t>(1, n_tiles * token_tiles);
+}
+}  // namespace
+
 int32_t auto_split_k(const KernelRecord& k, const Query& q) {
   constexpr int64_t kTargetCtas = 192;
-  constexpr int64_t kOneWave = 132;  // SMs of the H100 SXM / H200
   constexpr int64_t kMinSwappedSplit = 3;
   const int64_t k_tiles = std::max<int64_t>(1, q.K / std::max(1, k.tile_k));
   int64_t split = 1;
   if (swaps_operands(k)) {
-    const int64_t n_tiles = (q.N + std::max(1, k.tile_m) - 1) / std::max(1, k.tile_m);
-    const int64_t token_tiles = (q.M + std::max(1, k.tile_n) - 1) / std::max(1, k.tile_n);
-    split = kOneWave / std::max<int64_t>(1, n_tiles * token_tiles);
+    split = kOneWave / swapped_tiles(k, q);
     if (split < kMinSwappedSplit) split = 1;
   } else {
     const int64_t n_tiles = std::max<int64_t>(1, (q.N + k.tile_n - 1) / std::max(1, k.tile_n));
@@ -86,16 +94,24 @@ const DispatchRow* pick_bucket(const std::vector<const DispatchRow*>& rows, int6
   return best ? best : (is_default ? largest : nullptr);
 }
 
+// A swapped-operand kernel in a default row answers only while its tiles fit in one wave: it holds one CTA
+// per SM, and past one wave the unswapped tile kernel (half the tiles at M <= 64) or a wider .sw tile was
+// faster on every layer measured (twenty-fourth session, H200: e.g. 48 x 11008 x 4096, t64x64x128.sw at
+// 172 tiles 17.3 us against 13.8 for t64x128x128; docs/PERF.md).
+bool default_row_fits_one_wave(const KernelRecord& k, const Query& q) {
+  return !swaps_operands(k) || swapped_tiles(k, q) <= kOneWave;
+}
+
 // Default rows may name several kernels for one M bucket, in order of preference: the first whose
-// kernel meets the shape's alignment answers (sm_90a MXFP4: the .wgn decode kernels need K % 128 == 0,
-// the row after them takes any K % 32 == 0).
+// kernel meets the shape's alignment (sm_90a MXFP4: the .wgn decode kernels need K % 128 == 0, the row
+// after them takes any K % 32 == 0) and, for a .sw kernel, fits in one wave answers; none: the first row.
 const DispatchRow* first_fitting_default(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
                                          const DispatchRow* picked, const Query& q) {
   if (!picked) return picked;
   for (const DispatchRow* r : rows) {
     if (r->m_max != picked->m_max) continue;
     const KernelRecord* k = record_by_name(t, r->kernel);
-    if (k && satisfies(*k, q)) return r;
+    if (k && satisfies(*k, q) && default_row_fits_one_wave(*k, q)) return r;
   }
   return picked;
 }
