@@ -592,6 +592,10 @@ def test_sm90a_decode_defaults_and_rows_of_the_twenty_second_session(op, in_dtyp
     ("gemm_a8w8", "fp8_e4m3fn", 40, 1536, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t64x64x128.sk8.sw.sm90a", 5, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 64, 11008, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 65, 3072, 3072, "gemm_a8w8.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1, "default"),
+    # bf16 M <= 4 on the long-K layers: the register kernel and the .sw tiles again (the bulk-ring default lost there)
+    ("gemm_a16w16", "bf16", 1, 8192, 28672, DEC + "a16w16.bf16.bf16.m8n32.sm90a", 1, "table"),
+    ("gemm_a16w16", "bf16", 3, 7168, 16384, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 2, "table"),
+    ("gemm_a16w16", "bf16", 2, 7168, 8192, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 1, "default"),
     # rows measured on the mid layers against the new tiles
     ("gemm_a16w16", "bf16", 16, 5120, 5120, "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", 1, "table"),
     ("gemm_a16w16", "bf16", 64, 5120, 5120, "gemm_a16w16.bf16.bf16.t64x64x64.sk8.sw.sm90a", 1, "table"),
