@@ -572,14 +572,6 @@ DEC = "gemm_splitk_decode."
     ("gemm_a16w16", "bf16", 24, 28672, 4096, "gemm_a16w16.bf16.bf16.t64x128x64.sm90a", 1, "table"),
     ("gemm_a16w16", "bf16", 32, 5120, 13824, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 3, "table"),
     ("gemm_a16w16", "bf16", 40, 28672, 4096, "gemm_a16w16.bf16.bf16.t64x128x64.sm90a", 1, "default"),
-])
-def test_sm90a_decode_defaults_and_rows_of_the_twenty_second_session(op, in_dtype, M, N, K, kernel, split_k, source):
-    kernels, rows = sm90a_tables(op)
-    assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype) == (
-        kernel, split_k, source)
-
-
-@pytest.mark.parametrize("op, in_dtype, M, N, K, kernel, split_k, source", [
     # twenty-fourth session: .sw defaults for M = 17..64, a row answering only within one wave of 132 CTAs
     ("gemm_a16w16", "bf16", 24, 2880, 2880, "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", 1, "default"),
     ("gemm_a16w16", "bf16", 32, 1024, 4096, "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", 8, "default"),
@@ -601,7 +593,7 @@ def test_sm90a_decode_defaults_and_rows_of_the_twenty_second_session(op, in_dtyp
     ("gemm_a16w16", "bf16", 64, 5120, 5120, "gemm_a16w16.bf16.bf16.t64x64x64.sk8.sw.sm90a", 1, "table"),
     ("gemm_a8w8", "fp8_e4m3fn", 48, 4096, 14336, "gemm_a8w8.fp8_e4m3fn.bf16.t64x64x128.sk8.sw.sm90a", 1, "table"),
 ])
-def test_sm90a_defaults_and_rows_of_the_twenty_fourth_session(op, in_dtype, M, N, K, kernel, split_k, source):
+def test_sm90a_decode_defaults_and_rows_of_the_twenty_second_and_twenty_fourth_sessions(op, in_dtype, M, N, K, kernel, split_k, source):
     kernels, rows = sm90a_tables(op)
     assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype) == (
         kernel, split_k, source)
