@@ -65,3 +65,15 @@ def test_a_candidate_timed_at_the_automatic_split_stands_for_a_split_k_0_row(too
     printed = capsys.readouterr().out
     assert f"table {DEFAULT_FP8}:4 (default) 10.0" in printed
     assert "1.111 MERGE" in printed
+
+
+def test_several_tuned_rows_for_one_key_leave_the_fastest(tool, tmp_path):
+    """Two plan steps over the same shape, or M = 48 and 64 of one bucket, append a winner each to tuned.csv: the
+    merge file keeps one row per dispatch key, the fastest, wherever it stands in the file."""
+    log, tuned = write_case(tmp_path, 22.0)
+    with open(tuned, "a") as f:
+        f.write(f"sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,1,10240,8192,{PICK},2,23.5,7.0,3489\n")
+    out = tmp_path / "winners.csv"
+    assert tool.main([str(log), "--gain", "1.02", "--tuned", str(tuned), "--out", str(out)]) == 0
+    rows = out.read_text().splitlines()[1:]
+    assert [r.split(",")[7:10] for r in rows] == [[OTHER, "1", "22.0"]]

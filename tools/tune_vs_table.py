@@ -79,6 +79,18 @@ def resolve_auto_splits(d: dict, klines: str, arch: str, op: str, in_dtype: str,
     return out
 
 
+def fastest_per_key(rows: list) -> list:
+    """One tuned.csv row per dispatch key (arch .. K): the fastest. A tuning run appends one winner per step,
+    so two steps over the same shape (or two M of one bucket) leave several rows for one key, and
+    tools/merge_tuned.py would keep whichever came last."""
+    best = {}
+    for r in rows:
+        key = tuple(r[:7])
+        if key not in best or float(r[9]) < float(best[key][9]):
+            best[key] = r
+    return list(best.values())
+
+
 def dispatch_rows(arch: str, op: str) -> str:
     with open(ROOT / "kernels" / "configs" / f"{arch}.csv") as f:
         rows = [",".join(r[:9]) for r in csv.reader(line for line in f if line.startswith(f"{arch},{op},"))]
@@ -122,7 +134,7 @@ def main(argv=None) -> int:
     if args.tuned and args.out:
         with open(args.tuned) as f:
             rows = list(csv.reader(f))
-        keep = [rows[0]] + [r for r in rows[1:] if (r[1], int(r[4]), int(r[5]), int(r[6])) in merge]
+        keep = [rows[0]] + fastest_per_key([r for r in rows[1:] if (r[1], int(r[4]), int(r[5]), int(r[6])) in merge])
         with open(args.out, "w", newline="") as f:
             csv.writer(f, lineterminator="\n").writerows(keep)
         print(f"{len(keep) - 1} rows to merge -> {args.out}")
