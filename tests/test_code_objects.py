@@ -35,7 +35,6 @@ import re
 import pytest
 
 import rocm_testlib as rt
-from source_modules import load_source
 
 pytest.importorskip("elftools")
 
@@ -63,7 +62,6 @@ def _embedded():
 FAMILIES = ("gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale", "gemm_splitk_decode", "gemm_mxfp")
 PRESHUFFLE_FAMILIES = ("gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale")
 REDUCE_KINDS = ("splitk_reduce", "splitk_reduce_scaled")
-SPLITK = load_source("kernels/rocm/_splitk.py", "flygemm_rocm__splitk")  # the reduce's MAX_SPLIT_K
 
 
 def _built():
@@ -222,7 +220,7 @@ def test_build_outputs(item):
     body = code[main]
     expected = _check_gemm_isa(family, arch, cfg, meta, body, info, split)
     for red in reduces:
-        _check_reduce_isa(rt.kernel_kind(red), cfg["out_dtype"], code[red], kernels[red], _raw_section(isa, red))
+        _check_reduce_isa(rt.kernel_kind(red), cfg["out_dtype"], code[red], kernels[red], _raw_section(isa, red), split)
 
     mds = rt.isa_kernel_metadata(isa)
     for name, k in kernels.items():
@@ -325,7 +323,7 @@ def _raw_section(isa, symbol):
     return m.group(0)
 
 
-def _check_reduce_isa(kind, out_dtype, body, kernel, raw):
+def _check_reduce_isa(kind, out_dtype, body, kernel, raw, max_split):
     """The split-K reduce: no MFMA, no LDS, 16-byte workspace loads summed in order (an add per
     element per slice), one store per output element of the output type; the scaled reduce
     (gemm_a8w8) multiplies by a_scale and w_scale and adds the bias without contraction."""
@@ -336,15 +334,15 @@ def _check_reduce_isa(kind, out_dtype, body, kernel, raw):
     assert "buffer_load_dwordx4" in body, "16-byte workspace loads"
     assert re.search(r"^\s*v_(pk_)?add_f32", body, re.M), "the slices are added"
     # the slices' loads overlap (kernels/rocm/_splitk.py Reduce.ordered_sum): no loop, one 16-byte load per
-    # slice up to the largest split, and when the sum starts at least half of them are still in flight (LLVM
+    # slice up to the record's largest split, and when the sum starts at least half of them are still in flight (LLVM
     # interleaves the rest with the adds as registers free up). The loop over split_k it replaces was unrolled
     # by 8 with a remainder loop that waited vmcnt(0) per slice, which is where splits 2..8 ran.
     ins = rt.isa_instructions(body)
     assert not rt.isa_loops(raw), "the reduce loops over the slices"
-    assert sum(1 for ln in ins if ln.startswith("buffer_load_dwordx4")) == SPLITK.MAX_SPLIT_K
+    assert sum(1 for ln in ins if ln.startswith("buffer_load_dwordx4")) == max_split
     first_add = next(i for i, ln in enumerate(ins) if re.match(r"v_(pk_)?add_f32", ln))
     waits = [int(m.group(1)) for ln in ins[:first_add] for m in [re.search(r"vmcnt\((\d+)\)", ln)] if m]
-    assert waits and waits[-1] >= SPLITK.MAX_SPLIT_K // 2, waits
+    assert waits and waits[-1] >= max_split // 2, waits
     store = {"bf16": "buffer_store_short", "fp16": "buffer_store_short", "fp32": "buffer_store_dword"}[out_dtype]
     assert len(re.findall(rf"^\s*{store}\s", body, re.M)) == rt.REDUCE_VEC
     assert not re.search(r"^\s*v_(pk_)?fma", body, re.M)
