@@ -95,9 +95,11 @@ const DispatchRow* pick_bucket(const std::vector<const DispatchRow*>& rows, int6
 }
 
 // A swapped-operand kernel in a default row answers only while its tiles fit in one wave: it holds one CTA
-// per SM, and past one wave the unswapped tile kernel (half the tiles at M <= 64) or a wider .sw tile was
-// faster on every layer measured (twenty-fourth session, H200: e.g. 48 x 11008 x 4096, t64x64x128.sw at
-// 172 tiles 17.3 us against 13.8 for t64x128x128; docs/PERF.md).
+// per SM, and at 1.3-1.7 waves the unswapped tile kernel (half the tiles at M <= 64) or a wider .sw tile was
+// up to 1.25x faster (twenty-fourth session, H200: 48 x 11008 x 4096, t64x64x128.sw at 172 tiles 17.3 us
+// against 13.8 for t64x128x128). At three or more waves the results split (the 64-row .sw tiles up to 1.15x
+// faster at M <= 32 on 24576..57344-row layers, up to 1.10x slower at M = 33..64), so the rule stays one wave
+// and those layers have exact rows (docs/PERF.md).
 bool default_row_fits_one_wave(const KernelRecord& k, const Query& q) {
   return !swaps_operands(k) || swapped_tiles(k, q) <= kOneWave;
 }
