@@ -98,8 +98,8 @@ const DispatchRow* pick_bucket(const std::vector<const DispatchRow*>& rows, int6
 // per SM, and at 1.3-1.7 waves the unswapped tile kernel (half the tiles at M <= 64) or a wider .sw tile was
 // up to 1.25x faster (twenty-fourth session, H200: 48 x 11008 x 4096, t64x64x128.sw at 172 tiles 17.3 us
 // against 13.8 for t64x128x128). At three or more waves the results split (the 64-row .sw tiles up to 1.15x
-// faster at M <= 32 on 24576..57344-row layers, up to 1.10x slower at M = 33..64), so the rule stays one wave
-// and those layers have exact rows (docs/PERF.md).
+// faster on 24576..57344-row layers, 1.11x slower at 48 x 28672 x 4096), so the rule stays one wave and those
+// layers have exact rows (docs/PERF.md).
 bool default_row_fits_one_wave(const KernelRecord& k, const Query& q) {
   return !swaps_operands(k) || swapped_tiles(k, q) <= kOneWave;
 }
