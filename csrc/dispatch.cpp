@@ -67,6 +67,12 @@ bool satisfies(const KernelRecord& k, const Query& q) {
   return q.K % std::max(1, k.requires_k_multiple) == 0 && q.N % std::max(1, k.requires_n_multiple) == 0;
 }
 
+// The split a row runs: its own, or the automatic one for split_k = 0, within what the kernel supports.
+int32_t row_split_k(const DispatchRow& r, const KernelRecord& k, const Query& q) {
+  const int32_t split_k = r.split_k == 0 ? auto_split_k(k, q) : r.split_k;
+  return std::max(1, std::min(split_k, std::max(1, k.max_split_k)));
+}
+
 bool same_problem_kind(const KernelRecord& k, const Query& q) {
   return q.arch == k.arch && std::string(op_name(q.op)) == k.op && k.in_dtype == q.in_dtype &&
          k.out_dtype == q.out_dtype;
@@ -100,20 +106,40 @@ const DispatchRow* pick_bucket(const std::vector<const DispatchRow*>& rows, int6
 // against 13.8 for t64x128x128). At three or more waves the results split (the 64-row .sw tiles up to 1.15x
 // faster on 24576..57344-row layers, 1.11x slower at 48 x 28672 x 4096), so the rule stays one wave and those
 // layers have exact rows (docs/PERF.md).
-bool default_row_fits_one_wave(const KernelRecord& k, const Query& q) {
-  return !swaps_operands(k) || swapped_tiles(k, q) <= kOneWave;
+//
+// A decode kernel (its metadata names the CTAs per SM its register budget is sized for) in a default row answers
+// only while its CTAs at the automatic split fit in one wave of that many CTAs per SM: the sm_90a fp8 M <= 8
+// bucket lists the 16-row bulk-ring kernel first (its CTA count grows fastest with N), then the 64-row wgmma
+// kernel, the 128-row .sw tile kernel and the one-warpgroup wgmma kernel. A kernel left with a partial second
+// wave lost up to 1.34x (the wgmma kernel's 344 CTAs at 11008 x 4096 over its 264 places). Over 30 layers in no
+// tuning run (M = 1 / 4 / 8, N 1024..49152, K 1024..20480) that order ran 1.04-1.05x above the best of the
+// four kernels and m8n32.w4.bk2 per shape (geomean; worst 1.25) against 1.11-1.14x for the wgmma kernel alone
+// (worst 1.70; twenty-fifth session, H200, docs/PERF.md).
+int64_t ctas_per_sm(const KernelRecord& k) {
+  const char* key = "\"min_blocks_per_sm\": ";
+  const char* at = k.meta_json ? std::strstr(k.meta_json, key) : nullptr;
+  return at ? std::strtoll(at + std::strlen(key), nullptr, 10) : 0;
+}
+
+bool default_row_fits_one_wave(const DispatchRow& r, const KernelRecord& k, const Query& q) {
+  if (swaps_operands(k)) return swapped_tiles(k, q) <= kOneWave;
+  const int64_t per_sm = ctas_per_sm(k);  // 0: not a decode kernel (its metadata has no such key)
+  if (per_sm <= 0) return true;
+  const int64_t n_tiles = (q.N + std::max(1, k.tile_n) - 1) / std::max(1, k.tile_n);
+  return n_tiles * row_split_k(r, k, q) <= per_sm * kOneWave;
 }
 
 // Default rows may name several kernels for one M bucket, in order of preference: the first whose
 // kernel meets the shape's alignment (sm_90a MXFP4: the .wgn decode kernels need K % 128 == 0, the row
-// after them takes any K % 32 == 0) and, for a .sw kernel, fits in one wave answers; none: the first row.
+// after them takes any K % 32 == 0) and, for a .sw or decode kernel, fits in one wave answers; none: the
+// first row.
 const DispatchRow* first_fitting_default(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
                                          const DispatchRow* picked, const Query& q) {
   if (!picked) return picked;
   for (const DispatchRow* r : rows) {
     if (r->m_max != picked->m_max) continue;
     const KernelRecord* k = record_by_name(t, r->kernel);
-    if (k && satisfies(*k, q) && default_row_fits_one_wave(*k, q)) return r;
+    if (k && satisfies(*k, q) && default_row_fits_one_wave(*r, *k, q)) return r;
   }
   return picked;
 }
@@ -260,8 +286,7 @@ Choice choose_kernel(const KernelTable& t, const Query& q) {
       }
     }
     if (k && satisfies(*k, q)) {
-      const int32_t split_k = row->split_k == 0 ? auto_split_k(*k, q) : row->split_k;
-      return {k, std::max(1, std::min(split_k, std::max(1, k->max_split_k))), source};
+      return {k, row_split_k(*row, *k, q), source};
     }
   }
   // No usable row: any kernel built for this problem kind whose alignment the shape meets.

@@ -41,16 +41,18 @@ struct ParsedTable {
 };
 
 // kernels_csv lines: name,arch,op,in_dtype,out_dtype,k_multiple,n_multiple,max_split_k
-//                    [,tile_n,tile_k[,w_layout[,role[,tile_m,swap_ab]]]]
+//                    [,tile_n,tile_k[,w_layout[,role[,tile_m,swap_ab[,min_blocks_per_sm]]]]]
 //                    (w_layout plain (default) or preshuffled; role: the record's meta "role", e.g. mx_to_bf16,
-//                    may be empty; swap_ab 1: a swapped-operand tile kernel, tile_m weight rows by tile_n tokens)
+//                    may be empty; swap_ab 1: a swapped-operand tile kernel, tile_m weight rows by tile_n tokens;
+//                    min_blocks_per_sm: a decode kernel's CTAs per SM, 0 or empty for other kernels)
 // rows_csv lines:    arch,op,in_dtype,out_dtype,m_max,N,K,kernel,split_k
 void parse_into(ParsedTable& t, const std::string& kernels_csv, const std::string& rows_csv) {
   for (const std::string& line : split(kernels_csv, '\n')) {
     if (line.empty()) continue;
     auto f = split(line, ',');
-    TORCH_CHECK(f.size() == 8 || f.size() == 10 || f.size() == 11 || f.size() == 12 || f.size() == 14,
-                "dispatch_lookup: kernel line needs 8, 10, 11, 12 or 14 fields: ", line);
+    TORCH_CHECK(f.size() == 8 || f.size() == 10 || f.size() == 11 || f.size() == 12 || f.size() == 14 ||
+                    f.size() == 15,
+                "dispatch_lookup: kernel line needs 8, 10, 11, 12, 14 or 15 fields: ", line);
     KernelRecord k{};
     k.name = t.keep(f[0]);
     k.arch = t.keep(f[1]);
@@ -67,10 +69,12 @@ void parse_into(ParsedTable& t, const std::string& kernels_csv, const std::strin
     k.w_layout = parse_layout(f.size() >= 11 ? f[10] : "plain");
     std::string meta;
     if (f.size() >= 12 && !f[11].empty()) meta += "\"role\": \"" + f[11] + "\"";
-    if (f.size() == 14) {
+    if (f.size() >= 14) {
       k.tile_m = std::stoi(f[12]);
       if (f[13] == "1") meta += std::string(meta.empty() ? "" : ", ") + "\"swap_ab\": true";
     }
+    if (f.size() == 15 && !f[14].empty() && f[14] != "0")
+      meta += std::string(meta.empty() ? "" : ", ") + "\"min_blocks_per_sm\": " + f[14];
     k.meta_json = meta.empty() ? "" : t.keep("{" + meta + "}");
     t.table.kernels.push_back(&t.kernels.emplace_back(k));
   }

@@ -196,6 +196,30 @@ def test_swapped_default_row_answers_only_within_one_wave():
     assert find(64, 9000) == ("k_sw64", 1, "default")      # the bucket's only row: it answers anyway
 
 
+def test_decode_default_row_answers_only_within_one_wave():
+    """A decode kernel in a default row (its metadata names the CTAs per SM it is built for) answers only while
+    its N tiles x automatic split fit in one wave of that many CTAs on each of 132 SMs; otherwise the bucket's
+    next row does, and with no row fitting the first row. Kernels without the key are not subject to it."""
+    kernels = ("k_n16,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,16,16,256,plain,,8,0,4\n"
+               "k_n64,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,16,64,256,plain,,8,0,2\n"
+               "k_tile,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,8,128,128,plain,,64,0\n")
+    rows = ("sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,8,0,0,k_n16,0\n"
+            "sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,8,0,0,k_n64,0\n"
+            "sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,8,16960,4096,k_n64,0\n"
+            "sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,0,0,k_n64,2\n"
+            "sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,0,0,k_tile,1\n")
+    find = lambda M, N: lookup(M, N, 4096, kernels=kernels, rows=rows, arch="sm_90a", in_dtype="fp8_e4m3fn")
+    assert find(4, 8448) == ("k_n16", 1, "default")     # 528 tiles of 16 rows: 4 x 132, exactly one wave
+    assert find(4, 12800) == ("k_n64", 1, "default")    # 800 tiles of 16 rows; 200 of 64 rows at split 1
+    assert find(4, 16896) == ("k_n64", 1, "default")    # 264 tiles of 64 rows at split 1: one wave
+    assert find(4, 8464) == ("k_n16", 1, "default")     # 529 tiles; 133 of 64 rows x split 2 = 266: none fits
+    assert find(4, 16960) == ("k_n16", 1, "default")    # 265 tiles of 64 rows: none fits, the first row
+    assert find(4, 1024) == ("k_n16", 3, "default")     # 64 tiles: split 3, 192 CTAs
+    assert find(8, 16960) == ("k_n64", 1, "table")      # an exact row is not subject to the rule (265 tiles)
+    assert find(16, 16960) == ("k_tile", 1, "default")  # a fixed split counts: 265 tiles x 2 > 264
+    assert find(16, 8448) == ("k_n64", 2, "default")    # 132 x 2 = 264
+
+
 def test_alignment_constraint_skips_a_kernel():
     # Aligned: the table row is used.
     assert lookup(200, 4096, 4096, kernels=ALIGN_KERNELS, rows=ALIGN_ROWS) == ("k_128", 2, "table")
@@ -348,7 +372,7 @@ def test_empty_tables_raise_not_implemented():
 
 
 def test_bad_csv_is_rejected():
-    with pytest.raises(RuntimeError, match="kernel line needs 8, 10, 11, 12 or 14 fields"):
+    with pytest.raises(RuntimeError, match="kernel line needs 8, 10, 11, 12, 14 or 15 fields"):
         lookup(8, kernels="k,gfx942,gemm_a8w8\n")
     with pytest.raises(RuntimeError, match="row line needs 9 fields"):
         lookup(8, rows="gfx942,gemm_a8w8,fp8_e4m3fnuz\n")
@@ -461,22 +485,24 @@ def test_explain_on_linked_table():
 
 def sm90a_tables(op="gemm_mxfp4"):
     """The sm_90a kernels and dispatch rows of an op as the build reads them (kernels/configs/sm_90a*.csv),
-    in the test op's CSV form; the decode kernels' K requirement from their family's Config."""
+    in the test op's CSV form; the decode kernels' K requirement and CTAs per SM from their family's Config."""
     from source_modules import ROOT as root, load_source
     fam = load_source("kernels/cuda/gemm_splitk_decode.py", "decode_family")
     kernels = []
     for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.kernels.csv") if not line.startswith("#")):
         if len(r) < 9 or r[2] != op:
             continue
-        k_multiple, max_split = 32, 16
+        k_multiple, max_split, per_sm = 32, 16, 0
         params = {k: int(v) if v.isdigit() else v for k, v in (kv.split("=") for kv in r[9].split(";") if kv)}
         if r[1] == "gemm_splitk_decode":
-            k_multiple = fam.Config.from_spec({"op": r[2], "tile_m": int(r[6]), "tile_n": int(r[7]),
-                                               "tile_k": int(r[8]), "params": params}).k_multiple
+            cfg = fam.Config.from_spec({"op": r[2], "tile_m": int(r[6]), "tile_n": int(r[7]),
+                                        "tile_k": int(r[8]), "params": params})
+            k_multiple, per_sm = cfg.k_multiple, cfg.min_blocks
         else:
             max_split = params.get("split", 1)
         swap = params.get("swap_ab", 0)
-        kernels.append(f"{r[0]},sm_90a,{r[2]},{r[3]},{r[4]},{k_multiple},1,{max_split},{r[7]},{r[8]},{r[5]},,{r[6]},{swap}")
+        kernels.append(f"{r[0]},sm_90a,{r[2]},{r[3]},{r[4]},{k_multiple},1,{max_split},{r[7]},{r[8]},{r[5]},,{r[6]},"
+                       f"{swap},{per_sm}")
     rows = [",".join(r[:9]) for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.csv")
                                                if line.startswith(f"sm_90a,{op},"))]
     return "\n".join(kernels) + "\n", "\n".join(rows) + "\n"
@@ -548,11 +574,29 @@ DEC = "gemm_splitk_decode."
 
 @pytest.mark.parametrize("op, in_dtype, M, N, K, kernel, split_k, source", [
     # untuned shapes (twenty-second session defaults): bf16 M <= 8 the bulk-ring m8n32.w4.bk2, M = 9..16 the .sw tile
-    # kernel with split_k from its 128-row N tiles; fp8 M <= 8 m8n64.wg, M = 9..16 t64x32x128.sw (64-row N tiles)
+    # kernel with split_k from its 128-row N tiles; fp8 M = 9..16 t64x32x128.sw (64-row N tiles)
     ("gemm_a16w16", "bf16", 2, 3072, 3072, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 2, "default"),
     ("gemm_a16w16", "bf16", 12, 3072, 3072, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 5, "default"),
     ("gemm_a16w16", "bf16", 16, 12288, 4096, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 1, "default"),
-    ("gemm_a8w8", "fp8_e4m3fn", 7, 3072, 3072, DEC + "a8w8.fp8_e4m3fn.bf16.m8n64.wg.sm90a", 4, "default"),
+    # fp8 M <= 8 (twenty-fifth session): m8n16.w6.bk1 -> m8n64.wg -> t128x32x128.sw -> m8n64.w1.b4.wg, the first
+    # whose CTAs at the automatic split fit in one wave (w6.bk1 4 per SM, wg 2, w1.b4 4, .sw 1); none: w6.bk1
+    ("gemm_a8w8", "fp8_e4m3fn", 7, 3072, 3072, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 1, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 4, 12800, 8192, DEC + "a8w8.fp8_e4m3fn.bf16.m8n64.wg.sm90a", 1, "default"),  # 800 > 528
+    ("gemm_a8w8", "fp8_e4m3fn", 4, 9216, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1,
+     "default"),  # wg: 144 tiles at split 2 > 264
+    ("gemm_a8w8", "fp8_e4m3fn", 4, 30720, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n64.w1.b4.wg.sm90a", 1, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 4, 65536, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 1, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 1, 1024, 2048, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 3, "default"),
+    # blockscale / MXFP8 M <= 8: the one-warpgroup wgmma kernel (4 per SM) where m8n64.wg (2 per SM) would need a
+    # partial second wave (180 tiles at split 2 = 360 CTAs)
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 4, 11520, 4096,
+     DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m8n64.w1.b4.wg.sm90a", 2, "default"),
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 4, 8448, 4096, DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m8n64.wg.sm90a", 2,
+     "default"),
+    ("gemm_mxfp8", "fp8_e4m3fn", 4, 11520, 4096, DEC + "mxfp8.fp8_e4m3fn.bf16.m8n64.w1.b4.wg.sm90a", 2, "default"),
+    # rows of the twenty-fifth session's M <= 8 runs
+    ("gemm_a8w8", "fp8_e4m3fn", 8, 49152, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1, "table"),
+    ("gemm_a8w8", "fp8_e4m3fn", 3, 40960, 7168, DEC + "a8w8.fp8_e4m3fn.bf16.m8n32.w4.bk2.sm90a", 1, "table"),
     # (48 weight-row tiles: split 1 since the twenty-third session, 6.3 against 7.2 us at split 2 on the H200)
     ("gemm_a8w8", "fp8_e4m3fn", 9, 3072, 3072, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 16, 12288, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1, "default"),
@@ -593,7 +637,7 @@ DEC = "gemm_splitk_decode."
     ("gemm_a16w16", "bf16", 64, 5120, 5120, "gemm_a16w16.bf16.bf16.t64x64x64.sk8.sw.sm90a", 1, "table"),
     ("gemm_a8w8", "fp8_e4m3fn", 48, 4096, 14336, "gemm_a8w8.fp8_e4m3fn.bf16.t64x64x128.sk8.sw.sm90a", 1, "table"),
 ])
-def test_sm90a_decode_defaults_and_rows_of_the_twenty_second_and_twenty_fourth_sessions(op, in_dtype, M, N, K, kernel, split_k, source):
+def test_sm90a_decode_defaults_and_rows_of_the_twenty_second_to_twenty_fifth_sessions(op, in_dtype, M, N, K, kernel, split_k, source):
     kernels, rows = sm90a_tables(op)
     assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype) == (
         kernel, split_k, source)

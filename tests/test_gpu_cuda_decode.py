@@ -416,10 +416,11 @@ def graph_replay_case(op, M, N, K, force, monkeypatch, replays=100):
     assert rel_fro(out_static, ref) <= 1e-2
 
 
-# (op, M) whose default row is measured to go to the wgmma decode kernels (sm_90a.csv, seventh session
-# of 2026-11-30: forced-vs-table bench over the decode-sweep layers)
-WGMMA_DEFAULT = {("gemm_a8w8", 8): ".m8n64.wg.", ("gemm_a8w8_blockscale", 8): ".m8n64.wg.",
-                 ("gemm_a8w8_blockscale", 16): ".m16n64.wg.", ("gemm_a16w16", 8): ".m8n32.w4.bk2."}
+# (op, M bucket) -> the decode kernel its default row sends these small untuned shapes to (sm_90a.csv: the wgmma
+# kernels for blockscale since the seventh session of 2026-11-30, bf16's bulk-ring kernel since the twenty-second
+# session, fp8's first M <= 8 row, the 16-row bulk-ring kernel, since the twenty-fifth: it fits in one wave here)
+DECODE_DEFAULT = {("gemm_a8w8", 8): ".m8n16.w6.bk1.", ("gemm_a8w8_blockscale", 8): ".m8n64.wg.",
+                  ("gemm_a8w8_blockscale", 16): ".m16n64.wg.", ("gemm_a16w16", 8): ".m8n32.w4.bk2."}
 # M = 9..16 of bf16 and fp8 per-tensor / per-token: the swapped-operand tile kernels (twenty-second session)
 SWAPPED_DEFAULT = {"gemm_a8w8": "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.",
                    "gemm_a16w16": "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw."}
@@ -427,9 +428,8 @@ SWAPPED_DEFAULT = {"gemm_a8w8": "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.",
 
 @requires_cuda
 def test_decode_is_the_default_for_small_m():
-    """The default rows send M <= 16 of every op of this family to a decode kernel (the fp8 and blockscale
-    ones to the wgmma kernels, bf16 M <= 8 to the bulk-ring kernel: WGMMA_DEFAULT), except M = 9..16 of bf16
-    and fp8, which go to the .sw tile kernels (SWAPPED_DEFAULT) with automatic split_k. Shapes with measured
+    """The default rows send M <= 16 of every op of this family to a decode kernel (DECODE_DEFAULT), except
+    M = 9..16 of bf16 and fp8, which go to the .sw tile kernels (SWAPPED_DEFAULT) with automatic split_k. Shapes with measured
     rows (tools/tune.py) follow their measurement instead, so only untuned shapes are checked here."""
     for op in OPS:
         if not decode_kernels(op):
@@ -442,8 +442,8 @@ def test_decode_is_the_default_for_small_m():
                     continue
                 assert c["kernel"].startswith(FAMILY), (op, M, N, K, c)
                 bucket = 8 if M <= 8 else 16
-                if (op, bucket) in WGMMA_DEFAULT:
-                    assert WGMMA_DEFAULT[op, bucket] in c["kernel"], (op, M, N, K, c)
+                if (op, bucket) in DECODE_DEFAULT:
+                    assert DECODE_DEFAULT[op, bucket] in c["kernel"], (op, M, N, K, c)
 
 
 @requires_cuda

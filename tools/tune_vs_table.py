@@ -47,8 +47,9 @@ def swaps_operands(spec: dict) -> bool:
 
 
 def kernel_lines(arch: str, specs: list[dict]) -> dict:
-    """The dispatch_lookup kernel CSV line of every built kernel, by op (K / N multiples and max split_k
-    from the build's result.json, tiles and operand swap from the spec, as in the generated registry)."""
+    """The dispatch_lookup kernel CSV line of every built kernel, by op (K / N multiples, max split_k and a
+    decode kernel's CTAs per SM from the build's result.json, tiles and operand swap from the spec, as in the
+    generated registry)."""
     lines = {}
     for s in specs:
         res = ROOT / "build" / "kernels" / arch / s["name"] / "result.json"
@@ -58,7 +59,8 @@ def kernel_lines(arch: str, specs: list[dict]) -> dict:
         lines.setdefault(s["op"], []).append(",".join(map(str, [
             s["name"], arch, s["op"], s["in_dtype"], s["out_dtype"], r.get("requires_k_multiple", 1),
             r.get("requires_n_multiple", 1), r.get("max_split_k", 1), s["tile_n"], s["tile_k"],
-            s["w_layout"] or "plain", "", s["tile_m"], int(swaps_operands(s))])))
+            s["w_layout"] or "plain", "", s["tile_m"], int(swaps_operands(s)),
+            r.get("meta", {}).get("min_blocks_per_sm", 0)])))
     return {op: "\n".join(v) + "\n" for op, v in lines.items()}
 
 
