@@ -576,7 +576,9 @@ DEC = "gemm_splitk_decode."
     # untuned shapes (twenty-second session defaults): bf16 M <= 8 the bulk-ring m8n32.w4.bk2, M = 9..16 the .sw tile
     # kernel with split_k from its 128-row N tiles; fp8 M = 9..16 t64x32x128.sw (64-row N tiles)
     ("gemm_a16w16", "bf16", 2, 3072, 3072, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 2, "default"),
-    ("gemm_a16w16", "bf16", 12, 3072, 3072, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 5, "default"),
+    # (twenty-fifth session: bf16 M = 9..16 t64x32x64.sw first, 48 tiles at one-wave split 2 -> unsplit)
+    ("gemm_a16w16", "bf16", 12, 3072, 3072, "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", 1, "default"),
+    ("gemm_a16w16", "bf16", 12, 9216, 3072, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 1, "default"),
     ("gemm_a16w16", "bf16", 16, 12288, 4096, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 1, "default"),
     # fp8 M <= 8 (twenty-fifth session): m8n16.w6.bk1 -> m8n64.wg -> t128x32x128.sw -> m8n64.w1.b4.wg, the first
     # whose CTAs at the automatic split fit in one wave (w6.bk1 4 per SM, wg 2, w1.b4 4, .sw 1); none: w6.bk1
@@ -599,7 +601,11 @@ DEC = "gemm_splitk_decode."
     ("gemm_a8w8", "fp8_e4m3fn", 3, 40960, 7168, DEC + "a8w8.fp8_e4m3fn.bf16.m8n32.w4.bk2.sm90a", 1, "table"),
     # (48 weight-row tiles: split 1 since the twenty-third session, 6.3 against 7.2 us at split 2 on the H200)
     ("gemm_a8w8", "fp8_e4m3fn", 9, 3072, 3072, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1, "default"),
-    ("gemm_a8w8", "fp8_e4m3fn", 16, 12288, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1, "default"),
+    # (twenty-fifth session: 192 tiles of 64 rows > 132 -> the 128-row .sw kernel; past 132 of those, m16n64.w1.b4.wg)
+    ("gemm_a8w8", "fp8_e4m3fn", 16, 12288, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 16, 22528, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m16n64.w1.b4.wg.sm90a", 1, "default"),
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 16, 11520, 4096,
+     DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m16n64.w1.b3.wg.sm90a", 2, "default"),
     # (M = 17..32: the .sw default row of the twenty-fourth session; 48 weight-row tiles, split 2 -> unsplit)
     ("gemm_a8w8", "fp8_e4m3fn", 20, 3072, 3072, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1, "default"),
     # rows measured then for seven layers without decode rows (split_k 0: automatic)

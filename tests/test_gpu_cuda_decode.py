@@ -423,7 +423,7 @@ DECODE_DEFAULT = {("gemm_a8w8", 8): ".m8n16.w6.bk1.", ("gemm_a8w8_blockscale", 8
                   ("gemm_a8w8_blockscale", 16): ".m16n64.wg.", ("gemm_a16w16", 8): ".m8n32.w4.bk2."}
 # M = 9..16 of bf16 and fp8 per-tensor / per-token: the swapped-operand tile kernels (twenty-second session)
 SWAPPED_DEFAULT = {"gemm_a8w8": "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.",
-                   "gemm_a16w16": "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw."}
+                   "gemm_a16w16": "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw."}  # 64-row tiles first since the 25th
 
 
 @requires_cuda
