@@ -35,8 +35,23 @@ namespace flygemm {
 // the weights about as fast as twice the CTAs do, and the unsplit kernel has no workspace or reduce (twenty-
 // third session, H200: 2.1% geomean over the 62 (kernel, shape) pairs of the mid-layer tuning, worst 0.96x; then
 // 1.14-1.19x on each of the five pairs it changes among seven layers in no tuning run, docs/PERF.md).
+//
+// Bulk-ring decode kernels (metadata "w_bulk" > 0: each CTA keeps several bulk copies of its weight rows in
+// flight) run unsplit up to K = kBulkUnsplitMaxK when they have at least kBulkUnsplitMinTiles N tiles: one CTA
+// already streams its rows near the SM's share of the bandwidth, and a split only adds the slices' set-up, the
+// workspace and the reduce. On the small layers of tools/tune_specs/small-layers-split1.plan (K 1024..4096,
+// 32..288 tiles, M = 1 / 8) split 1 beat the 192-CTA split for every bulk kernel, e.g. fp8 m8n32.w4.bk2
+// 1 x 2048 x 2048 3.6 against 8.6 us; at K = 8192 / 8960 with 48..128 tiles the split was ahead for some
+// kernels (twenty-fifth session, H200, docs/PERF.md). Fewer tiles were not measured and keep the split.
 namespace {
 constexpr int64_t kOneWave = 132;  // SMs of the H100 SXM / H200
+
+// An integer field of a record's metadata JSON ("key": value), 0 when absent.
+int64_t meta_int(const KernelRecord& k, const char* key) {
+  const std::string quoted = std::string("\"") + key + "\": ";
+  const char* at = k.meta_json ? std::strstr(k.meta_json, quoted.c_str()) : nullptr;
+  return at ? std::strtoll(at + quoted.size(), nullptr, 10) : 0;
+}
 
 // CTAs of a swapped-operand (.sw) kernel at split 1: its tile is tile_m weight rows by tile_n tokens.
 int64_t swapped_tiles(const KernelRecord& k, const Query& q) {
@@ -49,13 +64,17 @@ int64_t swapped_tiles(const KernelRecord& k, const Query& q) {
 int32_t auto_split_k(const KernelRecord& k, const Query& q) {
   constexpr int64_t kTargetCtas = 192;
   constexpr int64_t kMinSwappedSplit = 3;
+  constexpr int64_t kBulkUnsplitMaxK = 4096;
+  constexpr int64_t kBulkUnsplitMinTiles = 32;
   const int64_t k_tiles = std::max<int64_t>(1, q.K / std::max(1, k.tile_k));
+  const int64_t n_tiles = std::max<int64_t>(1, (q.N + k.tile_n - 1) / std::max(1, k.tile_n));
   int64_t split = 1;
   if (swaps_operands(k)) {
     split = kOneWave / swapped_tiles(k, q);
     if (split < kMinSwappedSplit) split = 1;
+  } else if (meta_int(k, "w_bulk") > 0 && q.K <= kBulkUnsplitMaxK && n_tiles >= kBulkUnsplitMinTiles) {
+    split = 1;
   } else {
-    const int64_t n_tiles = std::max<int64_t>(1, (q.N + k.tile_n - 1) / std::max(1, k.tile_n));
     split = (kTargetCtas + n_tiles - 1) / n_tiles;
   }
   return static_cast<int32_t>(std::clamp<int64_t>(std::min(split, k_tiles), 1, 64));
@@ -115,15 +134,9 @@ const DispatchRow* pick_bucket(const std::vector<const DispatchRow*>& rows, int6
 // tuning run (M = 1 / 4 / 8, N 1024..49152, K 1024..20480) that order ran 1.04-1.05x above the best of the
 // four kernels and m8n32.w4.bk2 per shape (geomean; worst 1.25) against 1.11-1.14x for the wgmma kernel alone
 // (worst 1.70; twenty-fifth session, H200, docs/PERF.md).
-int64_t ctas_per_sm(const KernelRecord& k) {
-  const char* key = "\"min_blocks_per_sm\": ";
-  const char* at = k.meta_json ? std::strstr(k.meta_json, key) : nullptr;
-  return at ? std::strtoll(at + std::strlen(key), nullptr, 10) : 0;
-}
-
 bool default_row_fits_one_wave(const DispatchRow& r, const KernelRecord& k, const Query& q) {
   if (swaps_operands(k)) return swapped_tiles(k, q) <= kOneWave;
-  const int64_t per_sm = ctas_per_sm(k);  // 0: not a decode kernel (its metadata has no such key)
+  const int64_t per_sm = meta_int(k, "min_blocks_per_sm");  // 0: not a decode kernel
   if (per_sm <= 0) return true;
   const int64_t n_tiles = (q.N + std::max(1, k.tile_n) - 1) / std::max(1, k.tile_n);
   return n_tiles * row_split_k(r, k, q) <= per_sm * kOneWave;

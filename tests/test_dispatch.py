@@ -200,8 +200,8 @@ def test_decode_default_row_answers_only_within_one_wave():
     """A decode kernel in a default row (its metadata names the CTAs per SM it is built for) answers only while
     its N tiles x automatic split fit in one wave of that many CTAs on each of 132 SMs; otherwise the bucket's
     next row does, and with no row fitting the first row. Kernels without the key are not subject to it."""
-    kernels = ("k_n16,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,16,16,256,plain,,8,0,4\n"
-               "k_n64,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,16,64,256,plain,,8,0,2\n"
+    kernels = ("k_n16,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,16,16,256,plain,,8,0,4,0\n"
+               "k_n64,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,16,64,256,plain,,8,0,2,0\n"
                "k_tile,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,8,128,128,plain,,64,0\n")
     rows = ("sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,8,0,0,k_n16,0\n"
             "sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,8,0,0,k_n64,0\n"
@@ -218,6 +218,22 @@ def test_decode_default_row_answers_only_within_one_wave():
     assert find(8, 16960) == ("k_n64", 1, "table")      # an exact row is not subject to the rule (265 tiles)
     assert find(16, 16960) == ("k_tile", 1, "default")  # a fixed split counts: 265 tiles x 2 > 264
     assert find(16, 8448) == ("k_n64", 2, "default")    # 132 x 2 = 264
+
+
+def test_bulk_ring_decode_kernels_run_unsplit_up_to_k_4096_with_32_tiles():
+    """The automatic split of a bulk-ring decode kernel (metadata w_bulk > 0) is 1 while K <= 4096 and it has at
+    least 32 N tiles, else the 192-CTA split; the same kernel without a bulk ring splits at every K."""
+    kernels = ("k_bulk,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,16,32,256,plain,,8,0,2,2\n"
+               "k_reg,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,16,32,256,plain,,8,0,2,0\n")
+    find = lambda k, K: lookup(1, 2048, K, kernels=kernels, rows=f"sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,8,0,0,{k},0\n",
+                               arch="sm_90a", in_dtype="fp8_e4m3fn")
+    assert find("k_bulk", 4096) == ("k_bulk", 1, "default")
+    assert find("k_bulk", 4352) == ("k_bulk", 3, "default")  # 64 tiles: 192 CTAs
+    assert find("k_reg", 4096) == ("k_reg", 3, "default")
+    find_n = lambda N: lookup(1, N, 4096, kernels=kernels, rows="sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,8,0,0,k_bulk,0\n",
+                              arch="sm_90a", in_dtype="fp8_e4m3fn")
+    assert find_n(1024) == ("k_bulk", 1, "default")  # 32 tiles
+    assert find_n(992) == ("k_bulk", 7, "default")   # 31 tiles: fewer were not measured, the 192-CTA split
 
 
 def test_alignment_constraint_skips_a_kernel():
@@ -372,7 +388,7 @@ def test_empty_tables_raise_not_implemented():
 
 
 def test_bad_csv_is_rejected():
-    with pytest.raises(RuntimeError, match="kernel line needs 8, 10, 11, 12, 14 or 15 fields"):
+    with pytest.raises(RuntimeError, match="kernel line needs 8, 10, 11, 12, 14 or 16 fields"):
         lookup(8, kernels="k,gfx942,gemm_a8w8\n")
     with pytest.raises(RuntimeError, match="row line needs 9 fields"):
         lookup(8, rows="gfx942,gemm_a8w8,fp8_e4m3fnuz\n")
@@ -485,24 +501,25 @@ def test_explain_on_linked_table():
 
 def sm90a_tables(op="gemm_mxfp4"):
     """The sm_90a kernels and dispatch rows of an op as the build reads them (kernels/configs/sm_90a*.csv),
-    in the test op's CSV form; the decode kernels' K requirement and CTAs per SM from their family's Config."""
+    in the test op's CSV form; the decode kernels' K requirement, CTAs per SM and bulk ring from their family's
+    Config."""
     from source_modules import ROOT as root, load_source
     fam = load_source("kernels/cuda/gemm_splitk_decode.py", "decode_family")
     kernels = []
     for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.kernels.csv") if not line.startswith("#")):
         if len(r) < 9 or r[2] != op:
             continue
-        k_multiple, max_split, per_sm = 32, 16, 0
+        k_multiple, max_split, per_sm, bulk = 32, 16, 0, 0
         params = {k: int(v) if v.isdigit() else v for k, v in (kv.split("=") for kv in r[9].split(";") if kv)}
         if r[1] == "gemm_splitk_decode":
             cfg = fam.Config.from_spec({"op": r[2], "tile_m": int(r[6]), "tile_n": int(r[7]),
                                         "tile_k": int(r[8]), "params": params})
-            k_multiple, per_sm = cfg.k_multiple, cfg.min_blocks
+            k_multiple, per_sm, bulk = cfg.k_multiple, cfg.min_blocks, cfg.w_bulk
         else:
             max_split = params.get("split", 1)
         swap = params.get("swap_ab", 0)
         kernels.append(f"{r[0]},sm_90a,{r[2]},{r[3]},{r[4]},{k_multiple},1,{max_split},{r[7]},{r[8]},{r[5]},,{r[6]},"
-                       f"{swap},{per_sm}")
+                       f"{swap},{per_sm},{bulk}")
     rows = [",".join(r[:9]) for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.csv")
                                                if line.startswith(f"sm_90a,{op},"))]
     return "\n".join(kernels) + "\n", "\n".join(rows) + "\n"
@@ -575,7 +592,9 @@ DEC = "gemm_splitk_decode."
 @pytest.mark.parametrize("op, in_dtype, M, N, K, kernel, split_k, source", [
     # untuned shapes (twenty-second session defaults): bf16 M <= 8 the bulk-ring m8n32.w4.bk2, M = 9..16 the .sw tile
     # kernel with split_k from its 128-row N tiles; fp8 M = 9..16 t64x32x128.sw (64-row N tiles)
-    ("gemm_a16w16", "bf16", 2, 3072, 3072, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 2, "default"),
+    # (bulk-ring kernels at K <= 4096 unsplit since the twenty-fifth session)
+    ("gemm_a16w16", "bf16", 2, 3072, 3072, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 1, "default"),
+    ("gemm_a16w16", "bf16", 2, 3072, 8192, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 2, "default"),
     # (twenty-fifth session: bf16 M = 9..16 t64x32x64.sw first, 48 tiles at one-wave split 2 -> unsplit)
     ("gemm_a16w16", "bf16", 12, 3072, 3072, "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", 1, "default"),
     ("gemm_a16w16", "bf16", 12, 9216, 3072, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 1, "default"),
@@ -588,7 +607,8 @@ DEC = "gemm_splitk_decode."
      "default"),  # wg: 144 tiles at split 2 > 264
     ("gemm_a8w8", "fp8_e4m3fn", 4, 30720, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n64.w1.b4.wg.sm90a", 1, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 4, 65536, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 1, "default"),
-    ("gemm_a8w8", "fp8_e4m3fn", 1, 1024, 2048, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 3, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 1, 1024, 2048, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 1, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 1, 1024, 8192, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 3, "default"),
     # blockscale / MXFP8 M <= 8: the one-warpgroup wgmma kernel (4 per SM) where m8n64.wg (2 per SM) would need a
     # partial second wave (180 tiles at split 2 = 360 CTAs)
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 4, 11520, 4096,
