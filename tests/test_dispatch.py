@@ -601,7 +601,8 @@ DEC = "gemm_splitk_decode."
     ("gemm_a16w16", "bf16", 16, 12288, 4096, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 1, "default"),
     # fp8 M <= 8 (twenty-fifth session): m8n16.w6.bk1 -> m8n64.wg -> t128x32x128.sw -> m8n64.w1.b4.wg, the first
     # whose CTAs at the automatic split fit in one wave (w6.bk1 4 per SM, wg 2, w1.b4 4, .sw 1); none: w6.bk1
-    ("gemm_a8w8", "fp8_e4m3fn", 7, 3072, 3072, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 1, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 7, 2880, 2880, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 1, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 7, 3072, 3072, DEC + "a8w8.fp8_e4m3fn.bf16.m8n32.w4.bk2.sm90a", 1, "table"),
     ("gemm_a8w8", "fp8_e4m3fn", 4, 12800, 8192, DEC + "a8w8.fp8_e4m3fn.bf16.m8n64.wg.sm90a", 1, "default"),  # 800 > 528
     ("gemm_a8w8", "fp8_e4m3fn", 4, 9216, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1,
      "default"),  # wg: 144 tiles at split 2 > 264
