@@ -68,8 +68,9 @@ def resolve_auto_splits(d: dict, klines: str, arch: str, op: str, in_dtype: str,
     """A candidate timed at split_k 0 (tools/tune.py forces it as ":0", the automatic split) under the split
     the C++ auto_split_k resolves it to for this shape, so that it can stand for a table row with either;
     an explicitly timed split of the same value keeps its own time. The resolution is this build's rule: read
-    logs taken under an earlier auto_split_k (before the twenty-second session's one-wave rule for the .sw
-    kernels) with care."""
+    logs taken under an earlier auto_split_k with care (before the twenty-second session's one-wave rule for
+    the .sw kernels; before the twenty-fifth session's unsplit bulk-ring kernels at K <= 4096, whose ":0"
+    timings in older logs are of the 192-CTA split)."""
     import torch
     out = {key: us for key, us in d.items() if key[1] != 0}
     for (kernel, sk), us in d.items():
