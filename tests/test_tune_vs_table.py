@@ -78,3 +78,13 @@ def test_several_tuned_rows_for_one_key_leave_the_fastest(tool, tmp_path):
     assert tool.main([str(log), "--gain", "1.02", "--tuned", str(tuned), "--out", str(out)]) == 0
     rows = out.read_text().splitlines()[1:]
     assert [r.split(",")[7:10] for r in rows] == [[OTHER, "1", "22.0"]]
+
+
+def test_a_tuned_row_records_the_split_its_candidate_ran_at(tool):
+    """tools/tune.py writes a winner timed at ":0" with the split this build's automatic rule ran it at, so that
+    a later change of the rule does not move a measured row."""
+    import tune
+    base = dict(arch="sm_90a", op="gemm_a8w8", in_dtype="fp8_e4m3fn", out_dtype="bf16", M=1, N=1024, kernel=OTHER)
+    assert tune.measured_split({**base, "K": 4096, "split_k": 0}) == 1   # bulk ring at K <= 4096: unsplit
+    assert tune.measured_split({**base, "K": 8192, "split_k": 0}) == 3   # 64 tiles: 192 CTAs
+    assert tune.measured_split({**base, "K": 8192, "split_k": 2}) == 2   # an explicit split stands

@@ -40,6 +40,19 @@ def m_bucket(M: int) -> int:
     return b
 
 
+def measured_split(r: dict) -> int:
+    """The split_k a result ran at: a candidate timed at ":0" ran at the split this build's automatic rule gave
+    it, and its row says so, so that a later change of that rule does not move a measured row (twenty-fifth
+    session: the bulk-ring kernels' automatic split at K <= 4096 went from up to 12 to 1)."""
+    if r["split_k"] != 0:
+        return r["split_k"]
+    import build_kernels
+    import tune_vs_table
+    klines = tune_vs_table.kernel_lines(r["arch"], list(build_kernels.read_kernel_specs(r["arch"])))[r["op"]]
+    return tune_vs_table.auto_split(klines, r["arch"], r["op"], r["in_dtype"], r["out_dtype"], r["kernel"],
+                                    r["M"], r["N"], r["K"])
+
+
 DECODE_FAMILY_MAX_M = 64  # the split-K decode kernels stream the weights once per 8/16 tokens
 
 
@@ -184,7 +197,8 @@ def main(argv=None) -> int:
                             "us", "tflops", "gbps"])
             for r in winners:
                 w.writerow([r["arch"], r["op"], r["in_dtype"], r["out_dtype"], m_bucket(r["M"]), r["N"], r["K"],
-                            r["kernel"], r["split_k"], f"{r['us']:.1f}", f"{r['tflops']:.1f}", f"{r['gbps']:.0f}"])
+                            r["kernel"], measured_split(r), f"{r['us']:.1f}", f"{r['tflops']:.1f}",
+                            f"{r['gbps']:.0f}"])
     return 0
 
 

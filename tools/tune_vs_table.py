@@ -71,15 +71,21 @@ def resolve_auto_splits(d: dict, klines: str, arch: str, op: str, in_dtype: str,
     logs taken under an earlier auto_split_k with care (before the twenty-second session's one-wave rule for
     the .sw kernels; before the twenty-fifth session's unsplit bulk-ring kernels at K <= 4096, whose ":0"
     timings in older logs are of the 192-CTA split)."""
-    import torch
     out = {key: us for key, us in d.items() if key[1] != 0}
     for (kernel, sk), us in d.items():
         if sk == 0:
-            row = f"{arch},{op},{in_dtype},bf16,{2 ** 63 - 1},0,0,{kernel},0\n"
-            resolved = int(torch.ops.flygemm_testing.dispatch_lookup(
-                klines, row, arch, op, in_dtype, "bf16", M, N, K, "").split(",")[1])
-            out.setdefault((kernel, resolved), us)
+            out.setdefault((kernel, auto_split(klines, arch, op, in_dtype, "bf16", kernel, M, N, K)), us)
     return out
+
+
+def auto_split(klines: str, arch: str, op: str, in_dtype: str, out_dtype: str, kernel: str,
+               M: int, N: int, K: int) -> int:
+    """The split_k this build runs `kernel` at for a row with split_k 0 (the C++ auto_split_k, through the
+    production lookup over a one-row table)."""
+    import torch
+    row = f"{arch},{op},{in_dtype},{out_dtype},{2 ** 63 - 1},0,0,{kernel},0\n"
+    return int(torch.ops.flygemm_testing.dispatch_lookup(
+        klines, row, arch, op, in_dtype, out_dtype, M, N, K, "").split(",")[1])
 
 
 def fastest_per_key(rows: list) -> list:
