@@ -420,16 +420,18 @@ def graph_replay_case(op, M, N, K, force, monkeypatch, replays=100):
 # kernels for blockscale since the seventh session of 2026-11-30, bf16's bulk-ring kernel since the twenty-second
 # session, fp8's first M <= 8 row, the 16-row bulk-ring kernel, since the twenty-fifth: it fits in one wave here)
 DECODE_DEFAULT = {("gemm_a8w8", 8): ".m8n16.w6.bk1.", ("gemm_a8w8_blockscale", 8): ".m8n64.wg.",
-                  ("gemm_a8w8_blockscale", 16): ".m16n64.wg.", ("gemm_a16w16", 8): ".m8n32.w4.bk2."}
-# M = 9..16 of bf16 and fp8 per-tensor / per-token: the swapped-operand tile kernels (twenty-second session)
+                  ("gemm_a16w16", 8): ".m8n32.w4.bk2."}
+# M = 9..16 of bf16 and fp8 per-tensor / per-token: the swapped-operand tile kernels (twenty-second session),
+# blockscale's since the twenty-sixth
 SWAPPED_DEFAULT = {"gemm_a8w8": "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.",
-                   "gemm_a16w16": "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw."}  # 64-row tiles first since the 25th
+                   "gemm_a16w16": "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.",   # 64-row tiles first since the 25th
+                   "gemm_a8w8_blockscale": "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x32x128.sk8.sw."}
 
 
 @requires_cuda
 def test_decode_is_the_default_for_small_m():
     """The default rows send M <= 16 of every op of this family to a decode kernel (DECODE_DEFAULT), except
-    M = 9..16 of bf16 and fp8, which go to the .sw tile kernels (SWAPPED_DEFAULT) with automatic split_k. Shapes with measured
+    M = 9..16 of bf16, fp8 and blockscale, which go to the .sw tile kernels (SWAPPED_DEFAULT) with automatic split_k. Shapes with measured
     rows (tools/tune.py) follow their measurement instead, so only untuned shapes are checked here."""
     for op in OPS:
         if not decode_kernels(op):

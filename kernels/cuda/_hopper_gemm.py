@@ -39,15 +39,15 @@ register file split 32 / 160 per thread by setmaxnreg), 2 otherwise (40 / 232)):
     of its tile (a team two fills ahead of a stage would pass its parity wait at once). One team's
     epilogue then runs under the other's mainloop: 2-4% over the cooperative kernels at the large
     shapes on the H200 (docs/PERF.md, sixth 2026-11-30 session).
-  * split-K (param split = S_max, plain mainloop without clusters, fp8 / 16-bit inputs; the `.skS`
-    kernels): with run-time split_k = S > 1 the persistent loop runs S x #tiles work items, slice
+  * split-K (param split = S_max, without clusters, fp8 / 16-bit inputs; the `.skS` kernels; blockscale
+    slices write their promoted sums): with run-time split_k = S > 1 the persistent loop runs S x #tiles work items, slice
     s of a tile covering K tiles [s*KT/S, (s+1)*KT/S) (S <= KT, kept so by the adapter). A slice
     writes its fp32 tile (scales applied, no bias) straight from the accumulator registers to the
     op's workspace [S, M_pad, N]; `reduce_kernel`, launched by the same host launcher on the same
     stream, sums the S slices in slice order, adds the bias and rounds once: no atomics, bitwise
     reproducible. split_k = 1 runs exactly the plain kernel (TMA-store epilogue, no workspace).
     For shapes whose output tiles leave SMs idle (M = 128 on the narrow-N layers, N = 2112).
-  * swapped operands (param swap_ab=1, plain mainloop without clusters; the `.sw` kernels): the kernel
+  * swapped operands (param swap_ab=1, without clusters; the `.sw` kernels): the kernel
     computes out^T = W . A^T - the tile's tile_m rows are weight rows, its tile_n (32 / 64) columns
     tokens - and stores it through an M-major TMA view of the same `out` (stmatrix transposed); the
     epilogue's bias and scales follow the rows / columns they belong to, and split-K partials go to
@@ -174,14 +174,13 @@ class GemmConfig:
         # split = S_max >= 2: the kernel also runs split-K (run-time split_k <= S_max): work item
         # (slice s, tile) covers K tiles [s*KT/S, (s+1)*KT/S) and stores its fp32 tile to the op's
         # workspace; a reduce kernel of the same launcher sums the slices in order, adds the bias
-        # and rounds once.  For the plain mainloop without clusters; not for int8, whose s32 sums
-        # would lose exactness in fp32 partials.
+        # and rounds once.  Without clusters; not for int8, whose s32 sums would lose exactness in
+        # fp32 partials.  Blockscale slices write their promoted (scaled) sums.
         self.split = int(split)
         if self.split == 1 or not 0 <= self.split <= MAX_SPLIT_K:
             raise ValueError(f"{fam}: split must be 0 or in [2, {MAX_SPLIT_K}]")
-        if self.split and (self.MAINLOOP != "plain" or (self.cluster_m, self.cluster_n) != (1, 1)
-                           or self.in_dtype == "int8"):
-            raise ValueError(f"{fam}: split-K needs the plain mainloop, no cluster and a float input")
+        if self.split and ((self.cluster_m, self.cluster_n) != (1, 1) or self.in_dtype == "int8"):
+            raise ValueError(f"{fam}: split-K needs no cluster and a float input")
         # promote = P >= 1: fp8 only. Hopper's fp8 wgmma keeps its running sum in a reduced-precision
         # accumulator (measured: relative error 5e-4 at K = 1024 growing to 7e-3 at K = 65536, like
         # torch._scaled_mm(use_fast_accum=True)); with promote the wgmma sums P K tiles into a
@@ -189,15 +188,19 @@ class GemmConfig:
         # default), at the cost of a second accumulator (tile_m x tile_n / threads <= 96 values).
         # swap_ab = 1 (the .sw kernels): the tile's rows are weight rows and its columns tokens, i.e. the
         # kernel computes out^T = W . A^T and stores it transposed (an M-major TMA store of the same
-        # `out`). For small M (decode-sized M = 17..64): tile_n 32 / 64 tokens against 128-row weight
-        # tiles instead of 64-row token tiles that are mostly empty. The plain mainloop without clusters:
-        # the epilogue's row and column operands (bias, the two scales) trade places, and split-K partials
-        # are written in the op's [S, M_pad, N] orientation (the usual workspace and reduce kernel).
+        # `out`). For small M (decode-sized M = 9..64): tile_n 32 / 64 tokens against 64 / 128-row weight
+        # tiles instead of 64-row token tiles that are mostly empty. No clusters. The epilogue's row and
+        # column operands (bias, the two scales) trade places, and split-K partials are written in the
+        # op's [S, M_pad, N] orientation (the usual workspace and reduce kernel). The blockscale
+        # mainloop promotes with one w_scale per tile (tile_m divides 128) and an a_scale per column.
         self.swap_ab = int(swap_ab)
         if self.swap_ab not in (0, 1):
             raise ValueError(f"{fam}: swap_ab must be 0 or 1")
-        if self.swap_ab and (self.MAINLOOP != "plain" or (self.cluster_m, self.cluster_n) != (1, 1)):
-            raise ValueError(f"{fam}: swap_ab needs the plain mainloop and no cluster")
+        if self.swap_ab and (self.cluster_m, self.cluster_n) != (1, 1):
+            raise ValueError(f"{fam}: swap_ab needs no cluster")
+        if self.swap_ab and self.MAINLOOP == "blockscale" and (128 % self.tile_m or self.tile_n % 32):
+            raise ValueError(f"{fam}: swap_ab with block scales needs tile_m dividing 128 (one w_scale "
+                             f"per tile) and tile_n a multiple of 32, got {self.tile_m}x{self.tile_n}")
         self.promote = int(promote)
         if self.promote < 0:
             raise ValueError(f"{fam}: promote must be >= 0")
@@ -285,10 +288,16 @@ class GemmConfig:
     def max_acc_regs(self) -> int:
         return 128
 
+    @property
+    def scale_rows(self) -> int:
+        """blockscale: per-token a_scale values a stage holds, the tile's token rows (its columns
+        with swap_ab); the stage's w_scale follows them."""
+        return self.tile_n if self.swap_ab else self.tile_m
+
     def extra_stage_bytes(self) -> int:
         """Shared memory per pipeline stage besides the A / W tiles."""
-        if self.MAINLOOP == "blockscale":  # tile_m + 4 fp32 scales and one mbarrier
-            return (self.tile_m + 4) * 4 + 8
+        if self.MAINLOOP == "blockscale":  # scale_rows + 4 fp32 scales and one mbarrier
+            return (self.scale_rows + 4) * 4 + 8
         return 0
 
     def check_family(self) -> None:
@@ -415,8 +424,9 @@ def kernel_base_class():
             self.load_regs = cfg.producer_regs
             self.mma_regs = cfg.consumer_regs
             self.buffer_align_bytes = 1024
-            # blockscale: fp32 scales per stage in smem: tile_m a_scale values, then w_scale
-            self.scale_stride = cfg.tile_m + 4
+            # blockscale: fp32 scales per stage in smem: scale_rows a_scale values, then w_scale
+            self.scale_rows = cfg.scale_rows
+            self.scale_stride = cfg.scale_rows + 4
             self.split_capable = cfg.split > 0
             self.promote = cfg.promote
             # arrivals on a stage's empty barrier: one per consumer warp, or one per consumer
@@ -463,6 +473,28 @@ def kernel_base_class():
             per_atom = self.tile_mnk[1] // 2
             j, rep_m = i % per_atom, i // per_atom
             return 2 * rep_m + (j // 2) % 2
+
+        def acc_col_slot(self, i):
+            """Which of the thread's tile_n / 4 distinct columns (2 per n8 block) value i belongs to."""
+            j = i % (self.tile_mnk[1] // 2)
+            return 2 * (j // 4) + j % 2
+
+        def bs_scale_slots(self):
+            """blockscale: combined scales a consumer thread keeps per K block, one per distinct
+            accumulator row (2 per 64-row wgmma atom), or per distinct column with swap_ab."""
+            bm, bn, _ = self.tile_mnk
+            return bn // 4 if self.swap_ab else 2 * (bm // (64 * self.mma_wg))
+
+        def bs_scale_index(self, r, thr_row0, lane):
+            """Index in a stage's a_scale copy of the thread's scale slot r: its row (the PTX wgmma D
+            fragment's lane/4 (+8) per atom), or with swap_ab its column (2*(lane%4) (+1) per n8)."""
+            if self.swap_ab:
+                return 8 * (r // 2) + 2 * (lane % 4) + r % 2
+            return thr_row0 + 64 * self.mma_wg * (r // 2) + 8 * (r % 2)
+
+        def bs_slot(self, i):
+            """blockscale: the scale slot of accumulator value i."""
+            return self.acc_col_slot(i) if self.swap_ab else self.acc_row_slot(i)
 
         def check_layouts(self, threads):
             """Trace-time check (static thread indices): for every epilogue sub-tile e and value v
@@ -611,6 +643,8 @@ def kernel_base_class():
             """swap_ab: the kernel's rows are the op's columns, so the "scaled" epilogue's
             (row scale, column scale, row step, column step) = (a_scale, w_scale, a_step, w_step)
             become (w_scale, a_scale, w_step, a_step); the "bias" epilogue takes no extra args."""
+            if self.mainloop_kind == "blockscale":
+                return extra   # (a_scale, w_scale): the mainloop reads them in either orientation
             if self.epilogue_kind != "scaled":
                 assert not extra, "swap_ab: unknown extra kernel arguments"
                 return extra
@@ -744,18 +778,22 @@ def kernel_base_class():
             return tiled_mma
 
         @cute.jit
+        def _bs_load_scales(self, sS, stage, s_row, thr_row0, lane):
+            """blockscale: s_row[r] = a_scale of the thread's scale slot r x the stage's w_scale."""
+            sw_k = sS[(self.scale_rows, stage)]
+            for r in cutlass.range_constexpr(cute.size(s_row)):
+                s_row[r] = sS[(self.bs_scale_index(r, thr_row0, lane), stage)] * sw_k
+
+        @cute.jit
         def _bs_issue(self, mainloop, read_state, sbar, sS, tiled_mma, tCrA, tCrB, acc_blk, s_row,
-                      thr_row0, num_k_blocks: cutlass.Constexpr):
+                      thr_row0, lane, num_k_blocks: cutlass.Constexpr):
             """blockscale: waits for the stage of `read_state` (operands and scales), reads the
-            combined scales of the thread's rows into `s_row`, issues the stage's wgmmas into
-            `acc_blk` (overwritten: ACCUMULATE off for the first) and commits them as one group."""
-            bm = self.tile_mnk[0]
+            combined scales of the thread's rows (columns with swap_ab) into `s_row`, issues the
+            stage's wgmmas into `acc_blk` (overwritten: ACCUMULATE off for the first) and commits
+            them as one group."""
             mainloop.consumer_wait(read_state)
             cute.arch.mbarrier_wait(sbar + read_state.index, read_state.phase)
-            sw_k = sS[(bm, read_state.index)]
-            for r in cutlass.range_constexpr(cute.size(s_row)):
-                row = thr_row0 + 64 * self.mma_wg * (r // 2) + 8 * (r % 2)
-                s_row[r] = sS[(row, read_state.index)] * sw_k
+            self._bs_load_scales(sS, read_state.index, s_row, thr_row0, lane)
             # orders the previous promotion's reads of acc_blk before the wgmma overwrites it
             warpgroup.fence()
             tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
@@ -770,9 +808,9 @@ def kernel_base_class():
 
         @cute.jit
         def _bs_promote(self, acc, acc_blk, s_row):
-            """fp32 promotion of one K block: acc += acc_blk * scale of the value's row."""
+            """fp32 promotion of one K block: acc += acc_blk * scale of the value's row (column)."""
             for i in cutlass.range_constexpr(cute.size(acc)):
-                acc[i] = acc[i] + acc_blk[i] * s_row[self.acc_row_slot(i)]
+                acc[i] = acc[i] + acc_blk[i] * s_row[self.bs_slot(i)]
 
         def _consumer_release(self, mainloop, state):
             """Releases a stage.  In a cluster, lane r < cluster size of each consumer warp arrives
@@ -1021,12 +1059,14 @@ def kernel_base_class():
                 tile_first = cluster_id
                 tile_step = num_clusters
             if cutlass.const_expr(self.mainloop_kind == "blockscale"):
-                # a_scale [M, KB], w_scale [ceil(N/128), KB] row-major; KB == k_tiles (tile_k 128)
+                # a_scale [tokens, KB], w_scale [ceil(weight rows / 128), KB] row-major; KB == k_tiles
+                # (tile_k 128). Tokens / weight rows are the kernel's M / N, or N / M with swap_ab.
+                tokens, w_rows = (N, M) if self.swap_ab else (M, N)
                 sa_t = cute.make_tensor(
-                    a_scale_ptr, cute.make_layout((M, k_tiles), stride=(k_tiles, 1)))
+                    a_scale_ptr, cute.make_layout((tokens, k_tiles), stride=(k_tiles, 1)))
                 sw_t = cute.make_tensor(
                     w_scale_ptr,
-                    cute.make_layout(((N + 127) // 128, k_tiles), stride=(k_tiles, 1)))
+                    cute.make_layout(((w_rows + 127) // 128, k_tiles), stride=(k_tiles, 1)))
 
             # ================================================================ producer
             if wg_idx == 0:
@@ -1069,23 +1109,24 @@ def kernel_base_class():
                                 cute.copy(tma_atom_b, tBgB_t[(None, kt)],
                                           tBsB[(None, prod_state.index)], tma_bar_ptr=bar)
                             if cutlass.const_expr(self.mainloop_kind == "blockscale"):
-                                # this stage's scales: a_scale[m0 + r, kt] for the tile's rows
-                                # (clamped to M - 1) and w_scale[nb, kt], 4-byte cp.async by all
-                                # 32 lanes, each lane then arming the stage's scale barrier
+                                # this stage's scales: a_scale[t0 + r, kt] for the tile's tokens
+                                # (its rows; its columns with swap_ab; clamped to the last token)
+                                # and w_scale[nb, kt], 4-byte cp.async by all 32 lanes, each lane
+                                # then arming the stage's scale barrier
                                 lane_p = tidx % 32
-                                m0p = m_idx * bm
-                                for j in cutlass.range_constexpr(bm // 32):
+                                t0p = n_idx * bn if self.swap_ab else m_idx * bm
+                                for j in cutlass.range_constexpr(self.scale_rows // 32):
                                     r = lane_p + 32 * j
                                     src = cute.make_tensor(
                                         sa_t.iterator + sa_t.layout(
-                                            (cutlass.min(m0p + r, M - 1), kt)),
+                                            (cutlass.min(t0p + r, tokens - 1), kt)),
                                         cute.make_layout(1))
                                     dst = cute.make_tensor(
                                         sS.iterator + sS.layout((r, prod_state.index)),
                                         cute.make_layout(1))
                                     cute.copy(scale_cp, src, dst)
                                 if lane_p == 0:
-                                    nb_w = (n_idx * bn) // 128
+                                    nb_w = (m_idx * bm if self.swap_ab else n_idx * bn) // 128
                                     if cutlass.const_expr(self.cluster_mn[1] > 1):
                                         # the partner tile past the N edge (zero operands)
                                         nb_w = cutlass.min(nb_w, (N - 1) // 128)
@@ -1093,7 +1134,7 @@ def kernel_base_class():
                                         sw_t.iterator + sw_t.layout((nb_w, kt)),
                                         cute.make_layout(1))
                                     dst_w = cute.make_tensor(
-                                        sS.iterator + sS.layout((bm, prod_state.index)),
+                                        sS.iterator + sS.layout((self.scale_rows, prod_state.index)),
                                         cute.make_layout(1))
                                     cute.copy(scale_cp, src_w, dst_w)
                                 cute.arch.cp_async_mbarrier_arrive_noinc(sbar + prod_state.index)
@@ -1146,8 +1187,9 @@ def kernel_base_class():
                     # wgmma target of one 128-wide K block; `acc` holds the promoted fp32 sum
                     acc_blk = cute.make_rmem_tensor(tCgC0.shape, Float32)
                     # combined scale a_scale[m, kb] * w_scale[nb, kb] of the thread's rows
-                    # (2 per 64-row wgmma atom), read from the stage's smem copy
-                    rows_per_thr = 2 * (bm // (64 * self.mma_wg))
+                    # (2 per 64-row wgmma atom; with swap_ab its columns, 2 per n8 block), read
+                    # from the stage's smem copy
+                    rows_per_thr = self.bs_scale_slots()
                     s_row = cute.make_rmem_tensor((rows_per_thr,), Float32)
                     if cutlass.const_expr(self.bs_overlap):
                         # the second scratch accumulator / scale set (odd K blocks)
@@ -1271,26 +1313,26 @@ def kernel_base_class():
                         # The two scratch sets alternate statically: K blocks go in pairs.
                         acc.fill(0.0)
                         tiled_mma = self._bs_issue(mainloop, read_state, sbar, sS, tiled_mma, tCrA, tCrB,
-                                       acc_blk, s_row, thr_row0, num_k_blocks)
+                                       acc_blk, s_row, thr_row0, lane, num_k_blocks)
                         read_state.advance()
-                        for _ in cutlass.range((k_tiles - 1) // 2, unroll=1):
+                        for _ in cutlass.range((k_count - 1) // 2, unroll=1):
                             tiled_mma = self._bs_issue(mainloop, read_state, sbar, sS, tiled_mma, tCrA, tCrB,
-                                           acc_blk2, s_row2, thr_row0, num_k_blocks)
+                                           acc_blk2, s_row2, thr_row0, lane, num_k_blocks)
                             read_state.advance()
                             warpgroup.wait_group(1)
                             self._consumer_release(mainloop, release_state)
                             release_state.advance()
                             self._bs_promote(acc, acc_blk, s_row)
                             tiled_mma = self._bs_issue(mainloop, read_state, sbar, sS, tiled_mma, tCrA, tCrB,
-                                           acc_blk, s_row, thr_row0, num_k_blocks)
+                                           acc_blk, s_row, thr_row0, lane, num_k_blocks)
                             read_state.advance()
                             warpgroup.wait_group(1)
                             self._consumer_release(mainloop, release_state)
                             release_state.advance()
                             self._bs_promote(acc, acc_blk2, s_row2)
-                        if (k_tiles - 1) % 2 == 1:
+                        if (k_count - 1) % 2 == 1:
                             tiled_mma = self._bs_issue(mainloop, read_state, sbar, sS, tiled_mma, tCrA, tCrB,
-                                           acc_blk2, s_row2, thr_row0, num_k_blocks)
+                                           acc_blk2, s_row2, thr_row0, lane, num_k_blocks)
                             read_state.advance()
                             warpgroup.wait_group(1)
                             self._consumer_release(mainloop, release_state)
@@ -1309,13 +1351,10 @@ def kernel_base_class():
                     if cutlass.const_expr(self.mainloop_kind == "blockscale" and not self.bs_overlap):
                         # ---------------- mainloop: per K block wgmma -> scale -> fp32 promotion
                         acc.fill(0.0)
-                        for kt in cutlass.range(k_tiles, unroll=1):
+                        for kt in cutlass.range(k_count, unroll=1):
                             mainloop.consumer_wait(read_state)
                             cute.arch.mbarrier_wait(sbar + read_state.index, read_state.phase)
-                            sw_k = sS[(bm, read_state.index)]
-                            for r in cutlass.range_constexpr(rows_per_thr):
-                                row = thr_row0 + 64 * self.mma_wg * (r // 2) + 8 * (r % 2)
-                                s_row[r] = sS[(row, read_state.index)] * sw_k
+                            self._bs_load_scales(sS, read_state.index, s_row, thr_row0, lane)
                             warpgroup.fence()
                             tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
                             for kb in cutlass.range_constexpr(num_k_blocks):
@@ -1329,7 +1368,7 @@ def kernel_base_class():
                             self._consumer_release(mainloop, read_state)
                             read_state.advance()
                             for i in cutlass.range_constexpr(cute.size(acc)):
-                                acc[i] = acc[i] + acc_blk[i] * s_row[self.acc_row_slot(i)]
+                                acc[i] = acc[i] + acc_blk[i] * s_row[self.bs_slot(i)]
 
                     if cutlass.const_expr(not (self.mainloop_kind == "plain" and self.promote == 0)):
                         self._pass_turn(order_bar, team)

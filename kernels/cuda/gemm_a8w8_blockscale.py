@@ -17,7 +17,10 @@ released once its wgmma has retired), so the tensor cores work through the promo
 waits for each block's wgmma before promoting it. The promotion itself is the same per 128-K
 block either way. tile_n divides 128, so one w_scale value covers the tile per K block; the
 a_scale values of the thread's rows (2 per 64-row wgmma atom) are read from the stage's
-shared-memory copy (cp.async by the producer warp) before the block's wgmma. K need not be a
+shared-memory copy (cp.async by the producer warp) before the block's wgmma. Swapped operands
+(param swap_ab=1, the `.sw` kernels, for M = 9..64): the tile is tile_m (64 / 128) weight rows by
+tile_n (32 / 64) tokens, so one w_scale covers the tile and each of the thread's columns (2 per
+n8 block) has its own a_scale; the promotion is otherwise the same. K need not be a
 multiple of 128: TMA zero-fills the tail of the last block, whose scales then apply to the
 partial block. The epilogue (+ bias, one rounding, stmatrix + TMA store) and the producer /
 scheduler are the shared ones of kernels/cuda/_hopper_gemm.py (mainloop "blockscale", epilogue
@@ -65,7 +68,9 @@ class Config(hg.GemmConfig):
         if self.tile_k != SCALE_BLOCK:
             raise ValueError(f"{FAMILY}: tile_k must be {SCALE_BLOCK} (one scale block per stage), "
                              f"got {self.tile_k}")
-        if SCALE_BLOCK % self.tile_n != 0:
+        # one w_scale per tile and K block: the weight rows of a tile lie in one 128-row block
+        # (they are the tile's columns, or its rows with swap_ab, checked by the core)
+        if not self.swap_ab and SCALE_BLOCK % self.tile_n != 0:
             raise ValueError(f"{FAMILY}: tile_n must divide {SCALE_BLOCK} (one w_scale per tile and "
                              f"K block), got {self.tile_n}")
 
@@ -98,10 +103,14 @@ def _make_kernel_class():
             ldo: Int64,
             has_bias: Int32,
             max_ctas: Int32,
+            ws_ptr: cute.Pointer,
+            M_pad: Int32,
+            split_k: Int32,
             stream: cuda.CUstream,
         ):
             self.launch_gemm(a_ptr, w_ptr, out_ptr, bias_ptr, M, N, K, lda, ldo, has_bias,
-                             max_ctas, stream, extra_kernel_args=(a_scale_ptr, w_scale_ptr))
+                             max_ctas, stream, extra_kernel_args=(a_scale_ptr, w_scale_ptr),
+                             split_args=(ws_ptr, M_pad, split_k))
 
         @cute.kernel
         def kernel(
@@ -124,11 +133,15 @@ def _make_kernel_class():
             num_n_tiles: Int32,
             a_scale_ptr: cute.Pointer,
             w_scale_ptr: cute.Pointer,
+            ws_ptr: cute.Pointer,
+            M_pad: Int32,
+            split_k: Int32,
         ):
             self.kernel_body(tma_atom_a, mA, tma_atom_b, mB, tma_atom_c, mC, tiled_mma,
                              a_smem_staged, b_smem_staged, epi_smem_staged, bias_ptr, M, N,
                              has_bias, num_m_tiles, num_n_tiles,
-                             a_scale_ptr=a_scale_ptr, w_scale_ptr=w_scale_ptr)
+                             a_scale_ptr=a_scale_ptr, w_scale_ptr=w_scale_ptr,
+                             ws_ptr=ws_ptr, M_pad=M_pad, split_k=split_k)
 
     _KERNEL_CLASS = GemmA8W8BlockscaleSm90
     return _KERNEL_CLASS
@@ -140,13 +153,15 @@ def _placeholder_args(cfg):
     i32, i64 = cutlass.Int32(1), cutlass.Int64(16)
     return (hg.gmem_ptr(cfg.in_dtype), hg.gmem_ptr(cfg.in_dtype), hg.gmem_ptr(cfg.out_dtype),
             hg.gmem_ptr("fp32", 4), hg.gmem_ptr("fp32", 4), hg.gmem_ptr("fp32", 4),
-            i32, i32, i32, i64, i64, i32, i32, cuda.CUstream(0))
+            i32, i32, i32, i64, i64, i32, i32,
+            hg.gmem_ptr("fp32", 16), i32, i32, cuda.CUstream(0))
 
 
 _EXPECTED_WRAPPER_ARGS = [
     "void *a_ptr", "void *w_ptr", "void *out_ptr", "void *bias_ptr", "void *a_scale_ptr",
     "void *w_scale_ptr", "int32_t M", "int32_t N", "int32_t K", "int64_t lda", "int64_t ldo",
-    "int32_t has_bias", "int32_t max_ctas", "cudaStream_t stream",
+    "int32_t has_bias", "int32_t max_ctas", "void *ws_ptr", "int32_t M_pad", "int32_t split_k",
+    "cudaStream_t stream",
 ]
 
 _ADAPTER_CHECKS = r"""
@@ -164,8 +179,8 @@ _ADAPTER_CHECKS = r"""
 _ADAPTER_PACK = r"""
   void* a_scale_ptr = const_cast<void*>(args.a_scale);
   void* w_scale_ptr = const_cast<void*>(args.w_scale);
-  void* packed[15] = {&a_ptr, &w_ptr, &out_ptr, &bias_ptr, &a_scale_ptr, &w_scale_ptr, &m, &n, &k,
-                      &lda, &ldo, &has_bias, &max_ctas, &stream, &ret};
+  void* packed[18] = {&a_ptr, &w_ptr, &out_ptr, &bias_ptr, &a_scale_ptr, &w_scale_ptr, &m, &n, &k,
+                      &lda, &ldo, &has_bias, &max_ctas, &ws_ptr, &m_pad, &split_k, &stream, &ret};
 """
 
 FAMILY_SPEC = hg.Family(
