@@ -614,7 +614,10 @@ DEC = "gemm_splitk_decode."
     # partial second wave (180 tiles at split 2 = 360 CTAs)
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 4, 11520, 4096,
      DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m8n64.w1.b4.wg.sm90a", 2, "default"),
-    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 4, 8448, 4096, DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m8n64.wg.sm90a", 2,
+    # (twenty-sixth session: the 32-row bulk-ring kernel first, unsplit at K <= 4096: 264 CTAs fill its 2 per SM)
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 4, 8448, 4096, DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m8n32.w4.bk2.sm90a", 1,
+     "default"),
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 4, 12288, 8192, DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m8n64.wg.sm90a", 1,
      "default"),
     ("gemm_mxfp8", "fp8_e4m3fn", 4, 11520, 4096, DEC + "mxfp8.fp8_e4m3fn.bf16.m8n64.w1.b4.wg.sm90a", 2, "default"),
     # rows of the twenty-fifth session's M <= 8 runs

@@ -418,8 +418,9 @@ def graph_replay_case(op, M, N, K, force, monkeypatch, replays=100):
 
 # (op, M bucket) -> the decode kernel its default row sends these small untuned shapes to (sm_90a.csv: the wgmma
 # kernels for blockscale since the seventh session of 2026-11-30, bf16's bulk-ring kernel since the twenty-second
-# session, fp8's first M <= 8 row, the 16-row bulk-ring kernel, since the twenty-fifth: it fits in one wave here)
-DECODE_DEFAULT = {("gemm_a8w8", 8): ".m8n16.w6.bk1.", ("gemm_a8w8_blockscale", 8): ".m8n64.wg.",
+# session, fp8's first M <= 8 row, the 16-row bulk-ring kernel, since the twenty-fifth: it fits in one wave here;
+# blockscale's 32-row bulk-ring kernel since the twenty-sixth)
+DECODE_DEFAULT = {("gemm_a8w8", 8): ".m8n16.w6.bk1.", ("gemm_a8w8_blockscale", 8): ".m8n32.w4.bk2.",
                   ("gemm_a16w16", 8): ".m8n32.w4.bk2."}
 # M = 9..16 of bf16 and fp8 per-tensor / per-token: the swapped-operand tile kernels (twenty-second session),
 # blockscale's since the twenty-sixth
