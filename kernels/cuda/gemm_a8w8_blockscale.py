@@ -24,7 +24,8 @@ n8 block) has its own a_scale; the promotion is otherwise the same. K need not b
 multiple of 128: TMA zero-fills the tail of the last block, whose scales then apply to the
 partial block. The epilogue (+ bias, one rounding, stmatrix + TMA store) and the producer /
 scheduler are the shared ones of kernels/cuda/_hopper_gemm.py (mainloop "blockscale", epilogue
-"bias").
+"bias"). Split-K (param split, the `.skS` kernels): a slice promotes its own K blocks and writes the
+scaled fp32 sums to the op's workspace; the core's reduce kernel adds the bias and rounds once.
 
 Requirements checked by the C++ adapter: K % 16 == 0, lda % 16 == 0, lda >= K, ldo >= N,
 ldo * sizeof(out) % 16 == 0, a / w / out 16-byte aligned, a_scale / w_scale non-null fp32 4-byte
