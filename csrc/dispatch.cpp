@@ -34,7 +34,15 @@ namespace flygemm {
 // kMinSwappedSplit runs unsplit: with at least 45 weight-row tiles the deep TMA ring of one CTA per tile pulls
 // the weights about as fast as twice the CTAs do, and the unsplit kernel has no workspace or reduce (twenty-
 // third session, H200: 2.1% geomean over the 62 (kernel, shape) pairs of the mid-layer tuning, worst 0.96x; then
-// 1.14-1.19x on each of the five pairs it changes among seven layers in no tuning run, docs/PERF.md).
+// 1.14-1.19x on each of the five pairs it changes among seven layers in no tuning run, docs/PERF.md). A .sw
+// kernel also runs unsplit when K has fewer than kMinSwappedSplit x kMinSwappedSliceTiles K tiles (128-byte K
+// tiles: K < 3072 for 8-bit inputs, K < 1536 for 16-bit): any split leaves its slices a few K tiles, too short
+// to fill the ring. Measured on the H200, both splits of each .sw kernel in one run (blockscale: twenty-sixth
+// session; fp8 / bf16: the twenty-fifth session's small-layer run): split 1 was faster in 22 of the 23 (kernel,
+// shape) pairs this changes (8..20 K tiles, M = 1..64), by up to 1.7x (fp8 t128x32x128.sw 1 x 4096 x 1024
+// 8.1 -> 4.8 us, blockscale t64x32x128.sw 16 x 2048 x 2048 7.7 -> 4.8), 2.4% slower in one (blockscale
+// t128x64x128.sw 64 x 2560 x 2560). From 24 K tiles on the results split (fp8 at K = 3072 / 3584 still faster
+// unsplit, blockscale and bf16 faster split), so the rule stops there.
 //
 // Bulk-ring decode kernels (metadata "w_bulk" > 0: each CTA keeps several bulk copies of its weight rows in
 // flight) run unsplit up to K = kBulkUnsplitMaxK when they have at least kBulkUnsplitMinTiles N tiles: one CTA
@@ -64,6 +72,7 @@ int64_t swapped_tiles(const KernelRecord& k, const Query& q) {
 int32_t auto_split_k(const KernelRecord& k, const Query& q) {
   constexpr int64_t kTargetCtas = 192;
   constexpr int64_t kMinSwappedSplit = 3;
+  constexpr int64_t kMinSwappedSliceTiles = 8;
   constexpr int64_t kBulkUnsplitMaxK = 4096;
   constexpr int64_t kBulkUnsplitMinTiles = 32;
   const int64_t k_tiles = std::max<int64_t>(1, q.K / std::max(1, k.tile_k));
@@ -71,7 +80,7 @@ int32_t auto_split_k(const KernelRecord& k, const Query& q) {
   int64_t split = 1;
   if (swaps_operands(k)) {
     split = kOneWave / swapped_tiles(k, q);
-    if (split < kMinSwappedSplit) split = 1;
+    if (split < kMinSwappedSplit || k_tiles < kMinSwappedSplit * kMinSwappedSliceTiles) split = 1;
   } else if (meta_int(k, "w_bulk") > 0 && q.K <= kBulkUnsplitMaxK && n_tiles >= kBulkUnsplitMinTiles) {
     split = 1;
   } else {

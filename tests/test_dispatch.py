@@ -102,11 +102,16 @@ def test_split_k_zero_means_automatic(N, K, split_k):
     (16, 2048, 7168, 8),    # 16 tiles: 8 slices (128 CTAs), also the kernel's max_split_k
     (16, 5120, 5120, 3),    # 40 tiles: 3 slices give 120 CTAs (4 would start a second wave)
     (64, 7168, 7168, 1),    # 56 weight tiles x 2 token tiles of 32
-    (8, 1024, 256, 2),      # 8 tiles want 16 slices, but only 2 K tiles
+    # fewer than 24 K tiles: unsplit, whatever the tiles (twenty-sixth session)
+    (8, 1024, 256, 1),      # 8 tiles want 16 slices, only 2 K tiles
+    (16, 2048, 2048, 1),    # 16 tiles want 8 slices, 16 K tiles
+    (16, 4096, 2560, 1),    # 32 tiles want 4 slices, 20 K tiles
+    (16, 2048, 3072, 8),    # 24 K tiles: 8 slices of 3
 ])
 def test_split_k_zero_counts_a_swapped_kernels_weight_rows_and_token_tiles(M, N, K, split_k):
     """A .sw tile (tile_m 128 weight rows by tile_n 32 tokens): its N tiles are 128 rows wide, not 32, and its
-    slices fill one wave of 132 CTAs (one CTA per SM) rather than 192; a split of 2 runs unsplit."""
+    slices fill one wave of 132 CTAs (one CTA per SM) rather than 192; a split of 2 runs unsplit, and so does any
+    split when K has fewer than 24 K tiles."""
     kernels = "k_sw,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,8,32,128,plain,,128,1\n"
     rows = "sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,64,0,0,k_sw,0\n"
     assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", in_dtype="fp8_e4m3fn") == \

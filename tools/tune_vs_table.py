@@ -70,7 +70,8 @@ def resolve_auto_splits(d: dict, klines: str, arch: str, op: str, in_dtype: str,
     an explicitly timed split of the same value keeps its own time. The resolution is this build's rule: read
     logs taken under an earlier auto_split_k with care (before the twenty-second session's one-wave rule for
     the .sw kernels; before the twenty-fifth session's unsplit bulk-ring kernels at K <= 4096, whose ":0"
-    timings in older logs are of the 192-CTA split)."""
+    timings in older logs are of the 192-CTA split; before the twenty-sixth session's unsplit .sw kernels at
+    fewer than 24 K tiles)."""
     out = {key: us for key, us in d.items() if key[1] != 0}
     for (kernel, sk), us in d.items():
         if sk == 0:
