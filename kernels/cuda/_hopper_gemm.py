@@ -54,7 +54,10 @@ register file split 32 / 160 per thread by setmaxnreg), 2 otherwise (40 / 232)):
     the op's [S, M_pad, N] workspace in the op's orientation (the usual reduce kernel). For M = 17..64:
     a 64-row token tile would be half empty at M = 32. Measured on the H200 (2026-12-01, twentieth
     session, kernel time): fp8 32 x 2112 x 7168 11.8 -> 9.1 us, 32 x 36864 x 7168 77.6 -> 68.4 us,
-    bf16 32 x 36864 x 7168 150.4 -> 131.8 us (docs/PERF.md).
+    bf16 32 x 36864 x 7168 150.4 -> 131.8 us (docs/PERF.md). Blockscale (twenty-sixth session): tile_m
+    divides 128, so one w_scale covers the tile per K block; a stage holds tile_n a_scale values (the
+    tokens) and a thread promotes each accumulator column with its own (bs_scale_index / bs_slot).
+    16 x 8960 x 1536 9.9 -> 6.4 us, 32 x 1536 x 8960 18.5 -> 8.0 us against the decode / t64x128 kernels.
 
 Run-time arguments are plain pointers and integers (M, N, K, lda, ldo are dynamic), so one binary
 per (in_dtype, out_dtype, tile config) serves every shape.
