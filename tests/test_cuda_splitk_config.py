@@ -27,11 +27,24 @@ def test_split_configs_are_named_and_report_their_max_split_k():
     lambda: a16w16.Config(split=hg.MAX_SPLIT_K + 1),
     lambda: a16w16.Config(tile_n=256, stages=4, cluster_m=2, split=4),  # clusters: no
     lambda: a8w8.Config(in_dtype="int8", out_dtype="bf16", split=4),    # s32 sums stay exact
-    lambda: blockscale.Config(in_dtype="fp8_e4m3fn", out_dtype="bf16", split=4),  # promotion mainloop
+    lambda: blockscale.Config(in_dtype="fp8_e4m3fn", out_dtype="bf16", cluster_m=2, split=4),  # clusters: no
 ])
 def test_split_is_refused_where_it_is_not_implemented(make):
     with pytest.raises(ValueError, match="split"):
         make()
+
+
+def test_blockscale_offers_split_k_and_its_adapter_packs_the_workspace():
+    """Since the twenty-sixth session the promoting mainloop splits K too (a slice writes its promoted, scaled
+    sums): the family's C ABI carries the workspace, M_pad and split_k like gemm_a8w8's."""
+    cfg = blockscale.Config(in_dtype="fp8_e4m3fn", out_dtype="bf16", tile_m=128, tile_n=32, split=8, swap_ab=1)
+    assert cfg.max_split_k == 8
+    plain = blockscale.Config(in_dtype="fp8_e4m3fn", out_dtype="bf16", tile_m=64, tile_n=128, split=4)
+    assert plain.max_split_k == 4 and not plain.swap_ab
+    assert blockscale._EXPECTED_WRAPPER_ARGS[-4:] == ["void *ws_ptr", "int32_t M_pad", "int32_t split_k",
+                                                      "cudaStream_t stream"]
+    text = hg.adapter_cpp(blockscale.FAMILY_SPEC, "ident_b", "name_b", "b.h", "ciface_b", cfg, 1024)
+    assert "kMaxSplitK = 8" in text and "&ws_ptr, &m_pad, &split_k, &stream, &ret" in text
 
 
 def _adapter(cfg):
