@@ -670,7 +670,6 @@ DEC = "gemm_splitk_decode."
     ("gemm_a8w8", "fp8_e4m3fn", 24, 11008, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 40, 1536, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t64x64x128.sk8.sw.sm90a", 5, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 64, 11008, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1, "default"),
-    ("gemm_a8w8", "fp8_e4m3fn", 65, 3072, 3072, "gemm_a8w8.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1, "default"),
     # bf16 M <= 4 on the long-K layers: the register kernel and the .sw tiles again (the bulk-ring default lost there)
     ("gemm_a16w16", "bf16", 1, 8192, 28672, DEC + "a16w16.bf16.bf16.m8n32.sm90a", 1, "table"),
     ("gemm_a16w16", "bf16", 3, 7168, 16384, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 2, "table"),
@@ -681,6 +680,40 @@ DEC = "gemm_splitk_decode."
     ("gemm_a8w8", "fp8_e4m3fn", 48, 4096, 14336, "gemm_a8w8.fp8_e4m3fn.bf16.t64x64x128.sk8.sw.sm90a", 1, "table"),
 ])
 def test_sm90a_decode_defaults_and_rows_of_the_twenty_second_to_twenty_sixth_sessions(op, in_dtype, M, N, K, kernel, split_k, source):
+    kernels, rows = sm90a_tables(op)
+    assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype) == (
+        kernel, split_k, source)
+
+
+SW = "sk8.sw.sm90a"
+
+
+@pytest.mark.parametrize("op, in_dtype, M, N, K, kernel, split_k, source", [
+    # M = 65..128 (twenty-seventh session): the 64-token swapped tile while it fits in one wave (2 token tiles x N / 64
+    # <= 132), bf16 / blockscale then the 128-row one (N / 128 x 2 <= 132), then the 128-row token tile unsplit.
+    ("gemm_a8w8", "fp8_e4m3fn", 65, 3200, 3072, f"gemm_a8w8.fp8_e4m3fn.bf16.t64x64x128.{SW}", 1, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 100, 12288, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sm90a", 1, "default"),
+    ("gemm_a16w16", "bf16", 72, 2048, 1024, f"gemm_a16w16.bf16.bf16.t64x64x64.{SW}", 1, "default"),  # < 24 K tiles
+    ("gemm_a16w16", "bf16", 128, 6400, 4096, f"gemm_a16w16.bf16.bf16.t128x64x64.{SW}", 1, "default"),
+    ("gemm_a16w16", "bf16", 72, 20480, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sm90a", 1, "default"),
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 120, 1280, 4096,
+     f"gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x64x128.{SW}", 3, "default"),  # 40 tiles: 132 / 40 slices
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 128, 6400, 4096,
+     f"gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x64x128.{SW}", 1, "default"),
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 128, 12800, 4096,
+     "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sm90a", 1, "default"),
+    # measured rows: the LLM set at M = 128 and layers at M = 96 (a row answers its bucket M = 65..128)
+    ("gemm_a8w8", "fp8_e4m3fn", 65, 3072, 3072, f"gemm_a8w8.fp8_e4m3fn.bf16.t64x64x128.{SW}", 1, "table"),
+    ("gemm_a16w16", "bf16", 80, 1024, 4096, f"gemm_a16w16.bf16.bf16.t64x64x64.{SW}", 3, "table"),
+    ("gemm_a16w16", "bf16", 128, 2112, 7168, f"gemm_a16w16.bf16.bf16.t64x64x64.{SW}", 2, "table"),
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 128, 4096, 4096,
+     f"gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x64x128.{SW}", 1, "table"),
+    # where the old default t64x128x128 stayed ahead of the new order, its row pins it
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 96, 4608, 3584,
+     "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1, "table"),
+])
+def test_sm90a_m65_to_128_defaults_and_rows_of_the_twenty_seventh_session(op, in_dtype, M, N, K, kernel, split_k,
+                                                                         source):
     kernels, rows = sm90a_tables(op)
     assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype) == (
         kernel, split_k, source)

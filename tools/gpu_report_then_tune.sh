@@ -7,6 +7,8 @@
 #   FLYGEMM_RT_PLAN      the tuning plan (name seconds op shapes match splits per line); empty: report only
 #   FLYGEMM_RT_REPORT=0  skip the report part (tuning only)
 #   FLYGEMM_RT_T1        time limit of the report part in seconds (default 300)
+#   FLYGEMM_RT_T2        time limit of the tuning part (default 540: its logs still come back inside a
+#                        600 s device call whose plan's steps add up to more)
 #   FLYGEMM_RT_TESTS     a pytest -k expression over tests/test_gpu_cuda_decode.py run before the tuning
 #                        (e.g. the new candidates' tests when the report part is skipped); empty: none
 set -uo pipefail
@@ -24,7 +26,7 @@ fi
 if [ -n "${FLYGEMM_RT_PLAN:-}" ]; then
   mkdir -p "$work/tune"
   OUT="$work/tune" FLYGEMM_MXB_PLAN="$FLYGEMM_RT_PLAN" FLYGEMM_MXB_TESTS="${FLYGEMM_RT_TESTS:-not_a_test_name}" \
-    bash tools/gpu_tune_mx_bf16.sh > "$work/tune/summary.txt" 2>&1
+    timeout "${FLYGEMM_RT_T2:-540}" bash tools/gpu_tune_mx_bf16.sh > "$work/tune/summary.txt" 2>&1
   echo "tune rc $?" >> "$work/tune/summary.txt"
   tar -C "$work" -czf "$OUT/tune.tgz" tune
   echo "=== tuning winners (kernel time)"
