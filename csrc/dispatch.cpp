@@ -67,6 +67,12 @@ int64_t swapped_tiles(const KernelRecord& k, const Query& q) {
   const int64_t token_tiles = (q.M + std::max(1, k.tile_n) - 1) / std::max(1, k.tile_n);
   return std::max<int64_t>(1, n_tiles * token_tiles);
 }
+// Tiles of a plain (token-major) tile kernel: tile_m tokens by tile_n weight rows.
+int64_t token_tiles(const KernelRecord& k, const Query& q) {
+  const int64_t m_tiles = (q.M + std::max(1, k.tile_m) - 1) / std::max(1, k.tile_m);
+  const int64_t n_tiles = (q.N + std::max(1, k.tile_n) - 1) / std::max(1, k.tile_n);
+  return std::max<int64_t>(1, m_tiles * n_tiles);
+}
 }  // namespace
 
 int32_t auto_split_k(const KernelRecord& k, const Query& q) {
@@ -143,25 +149,38 @@ const DispatchRow* pick_bucket(const std::vector<const DispatchRow*>& rows, int6
 // tuning run (M = 1 / 4 / 8, N 1024..49152, K 1024..20480) that order ran 1.04-1.05x above the best of the
 // four kernels and m8n32.w4.bk2 per shape (geomean; worst 1.25) against 1.11-1.14x for the wgmma kernel alone
 // (worst 1.70; twenty-fifth session, H200, docs/PERF.md).
-bool default_row_fits_one_wave(const DispatchRow& r, const KernelRecord& k, const Query& q) {
+//
+// A plain tile kernel in a default row that is not the bucket's last answers only while its tiles times the
+// row's fixed split (1 for an automatic one, which aims past one wave by design) fit in one wave (the persistent
+// tile kernels run one CTA per SM): at M = 65..128 the 128-row token tile
+// over 148..216 N tiles took up to 1.43x as long as a wider tile with fewer than 132 (bf16 96 x 20480 x 4096:
+// t128x128x64 66.0 us, t128x256x64 46.2; twenty-seventh session, H200, docs/PERF.md). The last row always
+// answers, so a list of tile kernels ends at the widest tile instead of falling back to its first row.
+bool default_row_fits_one_wave(const DispatchRow& r, const KernelRecord& k, const Query& q, bool last_row) {
   if (swaps_operands(k)) return swapped_tiles(k, q) <= kOneWave;
   const int64_t per_sm = meta_int(k, "min_blocks_per_sm");  // 0: not a decode kernel
-  if (per_sm <= 0) return true;
+  if (per_sm <= 0) {  // a plain tile kernel; its tile unknown (0): not subject to the rule
+    if (last_row || k.tile_m <= 0 || k.tile_n <= 0) return true;
+    return token_tiles(k, q) * std::max(1, r.split_k) <= kOneWave;
+  }
   const int64_t n_tiles = (q.N + std::max(1, k.tile_n) - 1) / std::max(1, k.tile_n);
   return n_tiles * row_split_k(r, k, q) <= per_sm * kOneWave;
 }
 
 // Default rows may name several kernels for one M bucket, in order of preference: the first whose
 // kernel meets the shape's alignment (sm_90a MXFP4: the .wgn decode kernels need K % 128 == 0, the row
-// after them takes any K % 32 == 0) and, for a .sw or decode kernel, fits in one wave answers; none: the
-// first row.
+// after them takes any K % 32 == 0) and fits in one wave as above answers; none: the first row.
 const DispatchRow* first_fitting_default(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
                                          const DispatchRow* picked, const Query& q) {
   if (!picked) return picked;
+  const DispatchRow* last = nullptr;
+  for (const DispatchRow* r : rows) {
+    if (r->m_max == picked->m_max) last = r;
+  }
   for (const DispatchRow* r : rows) {
     if (r->m_max != picked->m_max) continue;
     const KernelRecord* k = record_by_name(t, r->kernel);
-    if (k && satisfies(*k, q) && default_row_fits_one_wave(*r, *k, q)) return r;
+    if (k && satisfies(*k, q) && default_row_fits_one_wave(*r, *k, q, r == last)) return r;
   }
   return picked;
 }

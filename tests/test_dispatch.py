@@ -225,6 +225,28 @@ def test_decode_default_row_answers_only_within_one_wave():
     assert find(16, 8448) == ("k_n64", 2, "default")    # 132 x 2 = 264
 
 
+def test_tile_default_row_answers_within_one_wave_unless_last():
+    """A plain tile kernel in a default row that is not its bucket's last answers only while its token tiles x
+    weight-row tiles x split fit in one wave of 132 CTAs; the bucket's last row always answers (a list of tile
+    kernels ends at its fallback instead of its first row). Tile kernels alone in a bucket are unchanged."""
+    kernels = ("k_t128,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,128,128,128,plain,,128,0\n"
+               "k_t192,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,128,192,128,plain,,128,0\n"
+               "k_t256,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,128,256,128,plain,,128,0\n")
+    rows = ("sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,128,0,0,k_t128,1\n"
+            "sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,128,0,0,k_t192,1\n"
+            "sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,128,0,0,k_t256,1\n"
+            "sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,128,0,0,k_t128,1\n"
+            "sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,256,0,0,k_t128,2\n"
+            "sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,256,0,0,k_t256,1\n")
+    find = lambda M, N: lookup(M, N, 4096, kernels=kernels, rows=rows, arch="sm_90a", in_dtype="fp8_e4m3fn")
+    assert find(100, 16896) == ("k_t128", 1, "default")  # 132 tiles of 128 rows: one wave
+    assert find(100, 16897) == ("k_t192", 1, "default")  # 133: the 192-row tile (89)
+    assert find(128, 33792) == ("k_t256", 1, "default")  # 176 of 192 rows; 132 of 256
+    assert find(128, 40000) == ("k_t128", 1, "default")  # none fits: the last row, not the first
+    assert find(200, 4096) == ("k_t128", 2, "default")   # 2 x 32 tiles x split 2 = 128
+    assert find(200, 8448) == ("k_t256", 1, "default")   # 2 x 66 x 2 = 264 > 132: the last row
+
+
 def test_bulk_ring_decode_kernels_run_unsplit_up_to_k_4096_with_32_tiles():
     """The automatic split of a bulk-ring decode kernel (metadata w_bulk > 0) is 1 while K <= 4096 and it has at
     least 32 N tiles, else the 192-CTA split; the same kernel without a bulk ring splits at every K."""
@@ -695,15 +717,25 @@ SW = "sk8.sw.sm90a"
     ("gemm_a8w8", "fp8_e4m3fn", 100, 12288, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sm90a", 1, "default"),
     ("gemm_a16w16", "bf16", 72, 2048, 1024, f"gemm_a16w16.bf16.bf16.t64x64x64.{SW}", 1, "default"),  # < 24 K tiles
     ("gemm_a16w16", "bf16", 128, 6400, 4096, f"gemm_a16w16.bf16.bf16.t128x64x64.{SW}", 1, "default"),
-    ("gemm_a16w16", "bf16", 72, 20480, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sm90a", 1, "default"),
+    ("gemm_a16w16", "bf16", 72, 16000, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sm90a", 1, "default"),
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 120, 1280, 4096,
      f"gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x64x128.{SW}", 3, "default"),  # 40 tiles: 132 / 40 slices
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 128, 6400, 4096,
      f"gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x64x128.{SW}", 1, "default"),
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 128, 12800, 4096,
      "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sm90a", 1, "default"),
+    # past one wave of 128-row tiles (N > 16896): the widest token tile that fits in one wave; none: t128x128 again
+    ("gemm_a16w16", "bf16", 100, 20000, 4096, "gemm_a16w16.bf16.bf16.t128x192x64.sm90a", 1, "default"),
+    ("gemm_a16w16", "bf16", 100, 26000, 4096, "gemm_a16w16.bf16.bf16.t128x256x64.sm90a", 1, "default"),
+    ("gemm_a16w16", "bf16", 100, 40000, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sm90a", 1, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 100, 8000, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sm90a", 1, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 100, 17000, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a", 1, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 100, 33792, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x256x128.sm90a", 1, "default"),
     # measured rows: the LLM set at M = 128 and layers at M = 96 (a row answers its bucket M = 65..128)
-    ("gemm_a8w8", "fp8_e4m3fn", 65, 3072, 3072, f"gemm_a8w8.fp8_e4m3fn.bf16.t64x64x128.{SW}", 1, "table"),
+    ("gemm_a8w8", "fp8_e4m3fn", 65, 2048, 8192, f"gemm_a8w8.fp8_e4m3fn.bf16.t64x64x128.{SW}", 1, "table"),
+    # the old pick where it won every round of the interleaved A/B (tools/ab.py --pairs)
+    ("gemm_a8w8", "fp8_e4m3fn", 65, 3072, 3072, "gemm_a8w8.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1, "table"),
+    ("gemm_a8w8", "fp8_e4m3fn", 128, 8192, 28672, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sk8.sm90a", 2, "table"),
     ("gemm_a16w16", "bf16", 80, 1024, 4096, f"gemm_a16w16.bf16.bf16.t64x64x64.{SW}", 3, "table"),
     ("gemm_a16w16", "bf16", 128, 2112, 7168, f"gemm_a16w16.bf16.bf16.t64x64x64.{SW}", 2, "table"),
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 128, 4096, 4096,
