@@ -731,6 +731,16 @@ SW = "sk8.sw.sm90a"
     ("gemm_a8w8", "fp8_e4m3fn", 100, 8000, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sm90a", 1, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 100, 17000, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a", 1, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 100, 33792, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x256x128.sm90a", 1, "default"),
+    # M = 129..4096: the widest tile that fits in one wave, the 256-wide token tile last (every large-M shape)
+    ("gemm_a16w16", "bf16", 256, 4000, 4096, f"gemm_a16w16.bf16.bf16.t128x64x64.{SW}", 1, "default"),
+    ("gemm_a16w16", "bf16", 512, 4000, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sm90a", 1, "default"),
+    ("gemm_a16w16", "bf16", 2048, 4000, 4096, "gemm_a16w16.bf16.bf16.t128x256x64.sm90a", 1, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 256, 2000, 4096, f"gemm_a8w8.fp8_e4m3fn.bf16.t64x64x128.{SW}", 1, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 512, 5000, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a", 1, "default"),
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 256, 4000, 4096,
+     "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1, "default"),
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 1024, 4000, 4096,
+     "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sm90a", 1, "default"),
     # measured rows: the LLM set at M = 128 and layers at M = 96 (a row answers its bucket M = 65..128)
     ("gemm_a8w8", "fp8_e4m3fn", 65, 2048, 8192, f"gemm_a8w8.fp8_e4m3fn.bf16.t64x64x128.{SW}", 1, "table"),
     # the old pick where it won every round of the interleaved A/B (tools/ab.py --pairs)
@@ -744,7 +754,7 @@ SW = "sk8.sw.sm90a"
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 96, 4608, 3584,
      "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1, "table"),
 ])
-def test_sm90a_m65_to_128_defaults_and_rows_of_the_twenty_seventh_session(op, in_dtype, M, N, K, kernel, split_k,
+def test_sm90a_m65_to_4096_defaults_and_rows_of_the_twenty_seventh_session(op, in_dtype, M, N, K, kernel, split_k,
                                                                          source):
     kernels, rows = sm90a_tables(op)
     assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype) == (
