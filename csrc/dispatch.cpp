@@ -29,7 +29,7 @@ namespace flygemm {
 // decode family, tools/tune.py 2026-11-30: 64 N tiles ran fastest at split_k 3, 512 tiles at 1; several of
 // their CTAs share an SM). Swapped-operand (.sw) kernels: their tile is tile_m weight rows by tile_n tokens and
 // their shared memory holds one CTA per SM, so the split is the largest that keeps tiles x split within one
-// wave of kOneWave CTAs: a partial second wave cost more than the split saved (twenty-second session, H200:
+// wave (one_wave: 132 CTAs on the H200): a partial second wave cost more than the split saved (twenty-second session, H200:
 // 4-5% geomean over 137 measured shapes against the 192-CTA target, docs/PERF.md). A .sw split below
 // kMinSwappedSplit runs unsplit: with at least 45 weight-row tiles the deep TMA ring of one CTA per tile pulls
 // the weights about as fast as twice the CTAs do, and the unsplit kernel has no workspace or reduce (twenty-
@@ -52,7 +52,14 @@ namespace flygemm {
 // 1 x 2048 x 2048 3.6 against 8.6 us; at K = 8192 / 8960 with 48..128 tiles the split was ahead for some
 // kernels (twenty-fifth session, H200, docs/PERF.md). Fewer tiles were not measured and keep the split.
 namespace {
-constexpr int64_t kOneWave = 132;  // SMs of the H100 SXM / H200
+// One wave: the device's SMs when the query knows them (an H20 has 78, an H100 PCIe 114), else the SMs of the
+// part the arch's rules were measured on (sm_90a: the H100 SXM / H200's 132).
+int64_t one_wave(const Query& q) {
+  if (q.sm_count > 0) return q.sm_count;
+  if (q.arch == "gfx942") return 304;  // MI300X / MI325X
+  if (q.arch == "gfx950") return 256;  // MI355X
+  return 132;
+}
 
 // An integer field of a record's metadata JSON ("key": value), 0 when absent.
 int64_t meta_int(const KernelRecord& k, const char* key) {
@@ -85,7 +92,7 @@ int32_t auto_split_k(const KernelRecord& k, const Query& q) {
   const int64_t n_tiles = std::max<int64_t>(1, (q.N + k.tile_n - 1) / std::max(1, k.tile_n));
   int64_t split = 1;
   if (swaps_operands(k)) {
-    split = kOneWave / swapped_tiles(k, q);
+    split = one_wave(q) / swapped_tiles(k, q);
     if (split < kMinSwappedSplit || k_tiles < kMinSwappedSplit * kMinSwappedSliceTiles) split = 1;
   } else if (meta_int(k, "w_bulk") > 0 && q.K <= kBulkUnsplitMaxK && n_tiles >= kBulkUnsplitMinTiles) {
     split = 1;
@@ -157,14 +164,14 @@ const DispatchRow* pick_bucket(const std::vector<const DispatchRow*>& rows, int6
 // t128x128x64 66.0 us, t128x256x64 46.2; twenty-seventh session, H200, docs/PERF.md). The last row always
 // answers, so a list of tile kernels ends at the widest tile instead of falling back to its first row.
 bool default_row_fits_one_wave(const DispatchRow& r, const KernelRecord& k, const Query& q, bool last_row) {
-  if (swaps_operands(k)) return swapped_tiles(k, q) <= kOneWave;
+  if (swaps_operands(k)) return swapped_tiles(k, q) <= one_wave(q);
   const int64_t per_sm = meta_int(k, "min_blocks_per_sm");  // 0: not a decode kernel
   if (per_sm <= 0) {  // a plain tile kernel; its tile unknown (0): not subject to the rule
     if (last_row || k.tile_m <= 0 || k.tile_n <= 0) return true;
-    return token_tiles(k, q) * std::max(1, r.split_k) <= kOneWave;
+    return token_tiles(k, q) * std::max(1, r.split_k) <= one_wave(q);
   }
   const int64_t n_tiles = (q.N + std::max(1, k.tile_n) - 1) / std::max(1, k.tile_n);
-  return n_tiles * row_split_k(r, k, q) <= per_sm * kOneWave;
+  return n_tiles * row_split_k(r, k, q) <= per_sm * one_wave(q);
 }
 
 // Default rows may name several kernels for one M bucket, in order of preference: the first whose
@@ -418,7 +425,7 @@ std::string info_json() {
 
 std::string explain_json(const std::string& op, int64_t M, int64_t N, int64_t K, at::ScalarType in_dtype,
                          std::optional<at::ScalarType> out_dtype, const std::string& arch,
-                         const std::optional<std::string>& w_layout) {
+                         const std::optional<std::string>& w_layout, std::optional<int64_t> sm_count) {
   std::optional<OpKind> kind = op_from_name(op);
   TORCH_CHECK(kind, "flygemm.explain: unknown op '", op, "'");
   TORCH_CHECK(!w_layout || *w_layout == "plain" || *w_layout == "preshuffled",
@@ -426,6 +433,7 @@ std::string explain_json(const std::string& op, int64_t M, int64_t N, int64_t K,
   const at::ScalarType out = out_dtype.value_or(default_out_dtype(*kind, in_dtype));
   Query q{arch, *kind, to_dtype_code(in_dtype), to_dtype_code(out), M, N, K};
   if (w_layout) q.w_layout = *w_layout == "plain" ? WeightLayout::plain : WeightLayout::preshuffled;
+  q.sm_count = sm_count.value_or(0);
   Choice c = choose_kernel(linked_table(), q);
   std::ostringstream os;
   os << "{\"kernel\": " << json_str(c.kernel->name) << ", \"split_k\": " << c.split_k

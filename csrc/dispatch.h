@@ -29,6 +29,9 @@ struct Query {
   // way to a covering bucket of the same rows (exact, else default) whose kernel reads this one,
   // so the weight is not converted on every call; without one the row stands.
   std::optional<WeightLayout> w_layout = std::nullopt;
+  // SMs (CUs) of the device the call runs on, for the one-wave rules of the default rows and the .sw split;
+  // 0: unknown, the arch's reference part (sm_90a: the H100 SXM / H200's 132, where those rules were measured).
+  int64_t sm_count = 0;
 };
 
 struct Choice {

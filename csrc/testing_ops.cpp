@@ -92,16 +92,18 @@ void parse_into(ParsedTable& t, const std::string& kernels_csv, const std::strin
 }
 
 // Returns "kernel,split_k,source" chosen by the production lookup over the given tables.
-// w_layout: the caller's weight layout ("plain", "preshuffled"), or "" for unknown.
+// w_layout: the caller's weight layout ("plain", "preshuffled"), or "" for unknown; sm_count: the device's SMs
+// (0: the arch's reference part, as production without a device).
 std::string dispatch_lookup(const std::string& kernels_csv, const std::string& rows_csv, const std::string& arch,
                             const std::string& op, const std::string& in_dtype, const std::string& out_dtype,
-                            int64_t M, int64_t N, int64_t K, const std::string& w_layout) {
+                            int64_t M, int64_t N, int64_t K, const std::string& w_layout, int64_t sm_count) {
   ParsedTable t;
   parse_into(t, kernels_csv, rows_csv);
   auto kind = op_from_name(op);
   TORCH_CHECK(kind, "dispatch_lookup: unknown op ", op);
   Query q{arch, *kind, parse_dtype(in_dtype), parse_dtype(out_dtype), M, N, K};
   if (!w_layout.empty()) q.w_layout = parse_layout(w_layout);
+  q.sm_count = sm_count;
   Choice c = choose_kernel(t.table, q);
   log_miss(q, c);
   return std::string(c.kernel->name) + "," + std::to_string(c.split_k) + "," + c.source;
@@ -112,6 +114,6 @@ std::string dispatch_lookup(const std::string& kernels_csv, const std::string& r
 
 TORCH_LIBRARY(flygemm_testing, m) {
   m.def("dispatch_lookup(str kernels_csv, str rows_csv, str arch, str op, str in_dtype, str out_dtype, int M, int N, int K, "
-        "str w_layout=\"\") -> str",
+        "str w_layout=\"\", int sm_count=0) -> str",
         &flygemm::dispatch_lookup);
 }

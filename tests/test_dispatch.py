@@ -201,6 +201,20 @@ def test_swapped_default_row_answers_only_within_one_wave():
     assert find(64, 9000) == ("k_sw64", 1, "default")      # the bucket's only row: it answers anyway
 
 
+def test_one_wave_is_the_devices_sm_count():
+    """The one-wave rules count the device's SMs (production passes them; an H20 has 78, an H100 PCIe 114); without
+    a count (0) the arch's reference part: sm_90a 132."""
+    kernels = ("k_sw64,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,8,32,128,plain,,64,1\n"
+               "k_sw128,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,8,32,128,plain,,128,1\n")
+    rows = ("sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,32,0,0,k_sw64,0\n"
+            "sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,32,0,0,k_sw128,0\n")
+    find = lambda N, sms: lookup_op(kernels, rows, "sm_90a", "gemm_a8w8", "fp8_e4m3fn", "bf16", 32, N, 4096, "", sms)
+    assert find(8448, 0) == find(8448, 132) == "k_sw64,1,default"    # 132 tiles of 64 rows
+    assert find(8448, 114) == "k_sw128,1,default"                      # 132 > 114: the 128-row tile (66)
+    assert find(1024, 132) == "k_sw64,8,default"                       # 16 tiles: split 132 / 16
+    assert find(1024, 78) == "k_sw64,4,default"                        # 78 / 16
+
+
 def test_decode_default_row_answers_only_within_one_wave():
     """A decode kernel in a default row (its metadata names the CTAs per SM it is built for) answers only while
     its N tiles x automatic split fit in one wave of that many CTAs on each of 132 SMs; otherwise the bucket's

@@ -129,11 +129,23 @@ def explain(op: str, M: int, N: int, K: int, dtype: torch.dtype = torch.bfloat16
     w_layout: the weight the call passes, "plain" (2-D) or "preshuffled" (4-D); the ops prefer a
     kernel reading that layout natively when the table has one for the M bucket. None: as if
     unknown (the table's first choice).
+    A torch device answers for that GPU's SM count, as the ops do (the default rows' one-wave rules
+    count SMs); an arch name answers for the arch's reference part (sm_90a: 132 SMs).
     """
     arch = _arch_of(device)
     if arch == "cpu":
         return {"kernel": "cpu_reference", "split_k": 1, "source": "cpu", "arch": "cpu"}
-    return json.loads(ops._explain(op, M, N, K, dtype, out_dtype, arch, w_layout))
+    return json.loads(ops._explain(op, M, N, K, dtype, out_dtype, arch, w_layout, _sm_count(device)))
+
+
+def _sm_count(device) -> Optional[int]:
+    """SMs (CUs) of a GPU device, None for an arch name or a machine without that device."""
+    if isinstance(device, str) and device in ("sm_90a", "gfx942", "gfx950", "cpu"):
+        return None
+    dev = torch.device(device)
+    if dev.type != "cuda" or not torch.cuda.is_available():
+        return None
+    return torch.cuda.get_device_properties(dev).multi_processor_count
 
 
 def warmup(device=None) -> None:
