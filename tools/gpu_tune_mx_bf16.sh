@@ -10,6 +10,8 @@
 #   FLYGEMM_MXB_SAN=1  compute-sanitizer memcheck over the op's .wgb kernels after the tests
 #                      (FLYGEMM_MXB_SAN_MATCH: other kernels, comma-separated name parts, e.g. .img.)
 #   FLYGEMM_MXB_EXTRA  more shapes for the issue step (MxNxK,...); FLYGEMM_MXB_TUNE=0 skips the tuning
+#   FLYGEMM_MXB_PASSES timing passes per candidate (default 1; 2+ alternate the candidate order, so a drift of
+#                      clocks over a long step, seen on long-K M = 128 shapes, adds to every candidate alike)
 #   FLYGEMM_MXB_PLAN   a file of tuning steps, one per line: name seconds op shapes match splits (# comments);
 #                      replaces the issue / sweep / M = 8 steps (several ops and candidate sets in one call)
 set -uo pipefail
@@ -37,6 +39,7 @@ if [ -n "${FLYGEMM_MXB_PROFILE:-}" ]; then
 fi
 step() {  # name seconds shapes match splits [op]
   timeout "$2" $PY tools/tune.py --op "${6:-$OP}" --shapes "$3" --split-k "$5" --kernel-time --match "$4" \
+    --passes "${FLYGEMM_MXB_PASSES:-1}" \
     --csv "$OUT/tuned.csv" --append > "$OUT/tune-$1.log" 2>&1
   echo "$1 rc $?"
 }
