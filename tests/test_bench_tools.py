@@ -347,3 +347,22 @@ def test_ab_table_side_calls_the_op_unpinned_and_kernel_side_pins_it(monkeypatch
     assert ab.pinned(op, (2,), "k.sm90a:3")() == 2
     assert seen == [None, "k.sm90a:3"]
     assert "FLYGEMM_FORCE_KERNEL" not in os.environ
+
+
+def test_ab_pairs_file_times_each_line_and_single_mode_needs_all_four_args(tmp_path, monkeypatch, capsys):
+    """tools/ab.py --pairs: one interleaved A/B per `op variant MxNxK A B` line (comments skipped), each printed with
+    its two picks; without --pairs, --op / --shapes / --a / --b are all required."""
+    ab = _load_tools_module("ab")
+    calls = []
+    monkeypatch.setattr(ab, "time_ab", lambda op, variant, M, N, K, a, b, *rest: calls.append(
+        (op, variant, M, N, K, a, b)) or "1.0 2.0  2.000 -> A")
+    pairs = tmp_path / "p.pairs"
+    pairs.write_text("# a comment\ngemm_a8w8 per_tensor 96x4096x1024 k1:1 k2:3\n\n"
+                     "gemm_a16w16 - 256x2112x7168 table k3:1\n")
+    assert ab.main(["--pairs", str(pairs), "--rounds", "1", "--device", "cpu"]) == 0
+    assert calls == [("gemm_a8w8", "per_tensor", 96, 4096, 1024, "k1:1", "k2:3"),
+                     ("gemm_a16w16", "-", 256, 2112, 7168, "table", "k3:1")]
+    out = capsys.readouterr().out
+    assert "A = k1:1  B = k2:3" in out and "A = table  B = k3:1" in out
+    with pytest.raises(SystemExit):
+        ab.main(["--op", "gemm_a8w8", "--shapes", "1x2x3", "--a", "k1:1"])

@@ -64,6 +64,7 @@ def main(argv=None) -> int:
     ap.add_argument("--b", default="", help="kernel:split_k, or `table`")
     ap.add_argument("--pairs", default="", help="file of `op variant MxNxK A B` lines (instead of --op/--shapes/--a/--b)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved measurements per shape")
+    ap.add_argument("--device", default="cuda")
     args = ap.parse_args(argv)
     if args.pairs:
         jobs = [line.split() for line in open(args.pairs) if line.strip() and not line.lstrip().startswith("#")]
@@ -73,7 +74,7 @@ def main(argv=None) -> int:
         print(f"A = {args.a}\nB = {args.b}")
     else:
         ap.error("give --pairs, or --op, --shapes, --a and --b")
-    device = torch.device("cuda")
+    device = torch.device(args.device)
     gen = torch.Generator(device=device).manual_seed(0)
     print(f"{'op':22} {'M':>6} {'N':>6} {'K':>6} {'A us':>9} {'B us':>9}  B/A per round")
     for op, variant, shape, a, b in jobs:
