@@ -29,8 +29,8 @@ namespace flygemm {
 // decode family, tools/tune.py 2026-11-30: 64 N tiles ran fastest at split_k 3, 512 tiles at 1; several of
 // their CTAs share an SM). Swapped-operand (.sw) kernels: their tile is tile_m weight rows by tile_n tokens and
 // their shared memory holds one CTA per SM, so the split is the largest that keeps tiles x split within one
-// wave (one_wave: 132 CTAs on the H200): a partial second wave cost more than the split saved (twenty-second session, H200:
-// 4-5% geomean over 137 measured shapes against the 192-CTA target, docs/PERF.md). A .sw split below
+// wave (one_wave: 132 CTAs on the H200): a partial second wave cost more than the split saved (twenty-second
+// session, H200: 4-5% geomean over 137 measured shapes against the 192-CTA target, docs/PERF.md). A .sw split below
 // kMinSwappedSplit runs unsplit: with at least 45 weight-row tiles the deep TMA ring of one CTA per tile pulls
 // the weights about as fast as twice the CTAs do, and the unsplit kernel has no workspace or reduce (twenty-
 // third session, H200: 2.1% geomean over the 62 (kernel, shape) pairs of the mid-layer tuning, worst 0.96x; then
@@ -159,8 +159,8 @@ const DispatchRow* pick_bucket(const std::vector<const DispatchRow*>& rows, int6
 //
 // A plain tile kernel in a default row that is not the bucket's last answers only while its tiles times the
 // row's fixed split (1 for an automatic one, which aims past one wave by design) fit in one wave (the persistent
-// tile kernels run one CTA per SM): at M = 65..128 the 128-row token tile
-// over 148..216 N tiles took up to 1.43x as long as a wider tile with fewer than 132 (bf16 96 x 20480 x 4096:
+// tile kernels run one CTA per SM): at M = 65..128 the 128-row token tile over 148..216 N tiles took up to 1.43x
+// as long as a wider tile with fewer than 132 (bf16 96 x 20480 x 4096:
 // t128x128x64 66.0 us, t128x256x64 46.2; twenty-seventh session, H200, docs/PERF.md). The last row always
 // answers, so a list of tile kernels ends at the widest tile instead of falling back to its first row.
 bool default_row_fits_one_wave(const DispatchRow& r, const KernelRecord& k, const Query& q, bool last_row) {
