@@ -88,3 +88,27 @@ def test_a_tuned_row_records_the_split_its_candidate_ran_at(tool):
     assert tune.measured_split({**base, "K": 4096, "split_k": 0}) == 1   # bulk ring at K <= 4096: unsplit
     assert tune.measured_split({**base, "K": 8192, "split_k": 0}) == 3   # 64 tiles: 192 CTAs
     assert tune.measured_split({**base, "K": 8192, "split_k": 2}) == 2   # an explicit split stands
+
+
+SW_BF16 = "gemm_a16w16.bf16.bf16.t128x64x64.sk8.sw.sm90a"
+TILE_BF16 = "gemm_a16w16.bf16.bf16.t64x128x64.sm90a"
+
+
+def test_default_order_scores_each_order_through_the_production_lookup(tmp_path, capsys):
+    """tools/default_order.py: a .sw row first answers 96 x 4096 (64 tiles, one wave) and gives way to the tile
+    kernel at 96 x 20480 (320 tiles); the tile kernel alone loses 2x on the first shape."""
+    if not all((ROOT / "build/kernels/sm_90a" / k / "result.json").exists() for k in (SW_BF16, TILE_BF16)):
+        pytest.skip("needs the sm_90a kernel build (python tools/build_kernels.py --arch sm_90a)")
+    import default_order
+    log = tmp_path / "tune.log"
+    log.write_text(f"    96   4096   4096  {TILE_BF16}  1  20.0  0 0 0 0\n"
+                   f"    96   4096   4096 *{SW_BF16}  1  10.0  0 0 0 0\n"
+                   f"    96  20480   4096 *{TILE_BF16}  1  30.0  0 0 0 0\n"
+                   f"    96  20480   4096  {SW_BF16}  1  40.0  0 0 0 0\n")
+    assert default_order.main([str(log), "--op", "gemm_a16w16", "--m", "65-128", "--bucket", "128",
+                               "--order", "t64x128x64", "--order", "t128x64x64.sk8.sw:0,t64x128x64:1",
+                               "--search", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:3] == ["1.414", "n=2", "miss=0"] and lines[0].endswith("t64x128x64:1")
+    assert lines[1].split()[:3] == ["1.000", "n=2", "miss=0"]
+    assert lines[2].split()[0] == "1.000" and "t128x64x64.sk8.sw:0,t64x128x64:1" in lines[2]  # the search's best
