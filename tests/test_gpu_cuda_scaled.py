@@ -164,3 +164,28 @@ def test_blockscale_scales_are_per_block():
     ref = torch.ops.flygemm.gemm_a8w8_blockscale(a, w, sa, sw)
     out = run_out("gemm_a8w8_blockscale", a, w, sa, sw, None, torch.bfloat16)
     assert rel_fro(out, ref) <= 1e-2
+
+
+@requires_cuda
+def test_ops_launch_what_explain_answers_for_this_device(tmp_path, monkeypatch):
+    """The default rows' one-wave rules count the device's SMs: the op (through the miss log, which records the
+    kernel and split a default row chose) and flygemm.explain(device=<this GPU>) must agree on shapes whose pick
+    depends on the count (on an H20 or an H100 PCIe they differ from the 132-SM reference part's)."""
+    log = tmp_path / "misses.csv"
+    monkeypatch.setenv("FLYGEMM_LOG_MISSES", str(log))
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    shapes = [(32, 8448, 4096), (32, 1040, 4096), (2000, 1024, 2048)]
+    expected = []
+    for i, (M, N, K) in enumerate(shapes):
+        a, w, sa, sw, bias = quantize_a8w8(M, N, K, FP8, "tensor", "tensor", seed=500 + i)
+        pick = flygemm.explain("gemm_a8w8", M, N, K, FP8, device="cuda")
+        assert pick["source"] == "default"
+        out = torch.ops.flygemm.gemm_a8w8(a.cuda(), w.cuda(), sa.cuda(), sw.cuda(), bias.cuda())
+        assert rel_fro(out, torch.ops.flygemm.gemm_a8w8(a, w, sa, sw, bias)) <= 1e-2
+        expected.append(f"{M},{N},{K},{pick['kernel']},{pick['split_k']}")
+    logged = [",".join(line.split(",")[4:9]) for line in log.read_text().splitlines()[1:]]
+    assert logged == expected
+    if sms == 132:  # the H100 SXM / H200: the reference part's picks
+        assert [e.split(",", 3)[3] for e in expected] == [
+            "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a,1", "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a,7",
+            "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sm90a,1"]
