@@ -742,7 +742,7 @@ SW = "sk8.sw.sm90a"
     ("gemm_a16w16", "bf16", 100, 20000, 4096, "gemm_a16w16.bf16.bf16.t128x192x64.sm90a", 1, "default"),
     ("gemm_a16w16", "bf16", 100, 26000, 4096, "gemm_a16w16.bf16.bf16.t128x256x64.sm90a", 1, "default"),
     ("gemm_a16w16", "bf16", 100, 40000, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sm90a", 1, "default"),
-    ("gemm_a8w8", "fp8_e4m3fn", 100, 8000, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sm90a", 1, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 100, 8000, 4096, f"gemm_a8w8.fp8_e4m3fn.bf16.t128x64x128.{SW}", 1, "default"),  # 28th
     ("gemm_a8w8", "fp8_e4m3fn", 100, 17000, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a", 1, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 100, 33792, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x256x128.sm90a", 1, "default"),
     # M = 129..4096: the widest tile that fits in one wave, the 256-wide token tile last (every large-M shape)
@@ -759,7 +759,6 @@ SW = "sk8.sw.sm90a"
     ("gemm_a8w8", "fp8_e4m3fn", 65, 2048, 8192, f"gemm_a8w8.fp8_e4m3fn.bf16.t64x64x128.{SW}", 1, "table"),
     # the old pick where it won every round of the interleaved A/B (tools/ab.py --pairs)
     ("gemm_a8w8", "fp8_e4m3fn", 65, 3072, 3072, "gemm_a8w8.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1, "table"),
-    ("gemm_a8w8", "fp8_e4m3fn", 128, 8192, 28672, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sk8.sm90a", 2, "table"),
     ("gemm_a16w16", "bf16", 80, 1024, 4096, f"gemm_a16w16.bf16.bf16.t64x64x64.{SW}", 3, "table"),
     ("gemm_a16w16", "bf16", 128, 2112, 7168, f"gemm_a16w16.bf16.bf16.t64x64x64.{SW}", 2, "table"),
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 128, 4096, 4096,
@@ -773,6 +772,28 @@ def test_sm90a_m65_to_4096_defaults_and_rows_of_the_twenty_seventh_session(op, i
     kernels, rows = sm90a_tables(op)
     assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype) == (
         kernel, split_k, source)
+
+
+@pytest.mark.parametrize("M, N, K, kernel, split_k, source", [
+    # fp8 defaults (twenty-eighth session): the swapped 128-row weight tile after t64x64.sw, while it fits in one
+    # wave (N / 128 x token tiles of 64 <= 132), at M = 65..128 and 129..4096
+    (100, 8000, 4096, f"t128x64x128.{SW}", 1, "default"),       # t64x64.sw: 125 x 2 tiles; this: 63 x 2
+    (100, 12288, 4096, "t128x128x128.sm90a", 1, "default"),     # 96 x 2 > 132
+    (300, 3000, 4096, f"t128x64x128.{SW}", 1, "default"),       # 24 x 5 = 120
+    (768, 1024, 4096, f"t128x64x128.{SW}", 1, "default"),       # 8 x 12 = 96
+    (1024, 1024, 4096, f"t128x64x128.{SW}", 1, "default"),      # 8 x 16 = 128
+    (1536, 1024, 4096, "t128x128x128.sm90a", 1, "default"),     # 8 x 24 > 132; t128x128: 8 x 12
+    # measured rows (kernel time, ...-m128-fp8-new-tiles-28.txt)
+    (128, 7168, 16384, f"t128x64x128.{SW}", 1, "table"),
+    (128, 8192, 28672, f"t128x64x128.{SW}", 1, "table"),
+    (96, 3584, 18944, f"t128x64x128.{SW}", 2, "table"),
+    (256, 4096, 14336, f"t128x64x128.{SW}", 1, "table"),
+    (512, 10240, 8192, f"t128x64x128.{SW}", 1, "table"),
+])
+def test_sm90a_fp8_swapped_128_row_tile_of_the_twenty_eighth_session(M, N, K, kernel, split_k, source):
+    kernels, rows = sm90a_tables("gemm_a8w8")
+    assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op="gemm_a8w8", in_dtype="fp8_e4m3fn") == (
+        "gemm_a8w8.fp8_e4m3fn.bf16." + kernel, split_k, source)
 
 
 @pytest.mark.parametrize("op, in_dtype, M, N, K, kernel, split_k", [

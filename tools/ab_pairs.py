@@ -1,0 +1,87 @@
+"""Write the `tools/ab.py --pairs` file that compares an earlier dispatch table with today's, offline.
+
+For every shape given (--shapes, and with --changed-rows every exact row whose pick differs between the two
+tables, at M = its bucket's m_max), both picks come from the production lookup (csrc/dispatch.cpp through the
+test-only op torch.ops.flygemm_testing.dispatch_lookup) over this build's kernels: A reads the table as it was at
+git revision --rev, B the working tree's. Shapes whose two picks agree are left out. The device run then times
+each pair interleaved in one process:
+
+    python3 tools/ab_pairs.py --rev HEAD~3 --op gemm_a8w8 --changed-rows --shapes 300x3000x4096,768x1024x4096 \\
+        > tools/tune_specs/ab-28.pairs
+    python3 tools/ab.py --pairs tools/tune_specs/ab-28.pairs --rounds 3        # on the GPU machine
+
+A kernel of the old table that this build no longer has cannot be run; such a shape is reported on stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import subprocess
+import sys
+
+import build_kernels
+import tune_vs_table as tv
+
+
+def table_rows(text: str, arch: str, op: str) -> str:
+    """The dispatch rows of one op from a table's CSV text, in the lookup op's form."""
+    rows = [",".join(r[:9]) for r in csv.reader(line for line in io.StringIO(text) if line.startswith(f"{arch},{op},"))]
+    return "\n".join(rows) + "\n"
+
+
+def changed_row_shapes(old: str, new: str, arch: str, op: str, in_dtype: str) -> list[tuple[int, int, int]]:
+    """(m_max, N, K) of every exact row (N, K > 0; a finite bucket) of `new` whose pick or split differs from `old`."""
+    def exact(text):
+        out = {}
+        for r in csv.reader(io.StringIO(table_rows(text, arch, op))):
+            if len(r) >= 9 and r[3] == "bf16" and r[2] == in_dtype and int(r[5]) > 0 and int(r[4]) < 2 ** 63 - 1:
+                out[(int(r[4]), int(r[5]), int(r[6]))] = (r[7], r[8])
+        return out
+    before, after = exact(old), exact(new)
+    return sorted(key for key, pick in after.items() if before.get(key) != pick)
+
+
+def pick(klines: str, rows: str, arch: str, op: str, in_dtype: str, M: int, N: int, K: int) -> str:
+    import torch
+    kernel, split, _ = torch.ops.flygemm_testing.dispatch_lookup(
+        klines, rows, arch, op, in_dtype, "bf16", M, N, K, "").split(",")
+    return f"{kernel}:{split}"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rev", required=True, help="git revision of the earlier kernels/configs/<arch>.csv (A)")
+    ap.add_argument("--op", action="append", required=True, help="op (repeatable)")
+    ap.add_argument("--variant", default="-", help="tools/ab.py variant for gemm_a8w8 (per_tensor / per_token)")
+    ap.add_argument("--shapes", default="", help="comma-separated MxNxK")
+    ap.add_argument("--changed-rows", action="store_true", help="also every exact row that changed since --rev")
+    ap.add_argument("--arch", default="sm_90a")
+    args = ap.parse_args(argv)
+
+    import flygemm  # noqa: F401  (registers torch.ops.flygemm_testing)
+
+    path = f"kernels/configs/{args.arch}.csv"
+    old = subprocess.run(["git", "show", f"{args.rev}:{path}"], cwd=tv.ROOT, check=True, capture_output=True,
+                         text=True).stdout
+    new = (tv.ROOT / path).read_text()
+    specs = {s["name"]: s for s in build_kernels.read_kernel_specs(args.arch)}
+    klines = tv.kernel_lines(args.arch, list(specs.values()))
+    shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",") if s]
+    print(f"# A: {path} at {args.rev}, B: the working tree's; python3 tools/ab_pairs.py {' '.join(argv or sys.argv[1:])}")
+    for op in args.op:
+        in_dtype = "bf16" if op == "gemm_a16w16" else "fp8_e4m3fn"
+        variant = args.variant if op == "gemm_a8w8" else "-"
+        todo = list(shapes) + (changed_row_shapes(old, new, args.arch, op, in_dtype) if args.changed_rows else [])
+        for M, N, K in dict.fromkeys(todo):
+            a = pick(klines[op], table_rows(old, args.arch, op), args.arch, op, in_dtype, M, N, K)
+            b = pick(klines[op], table_rows(new, args.arch, op), args.arch, op, in_dtype, M, N, K)
+            if a.split(":")[0] not in specs:
+                print(f"ab_pairs: {op} {M}x{N}x{K}: A's kernel {a} is not built", file=sys.stderr)
+            elif a != b:
+                print(f"{op} {variant} {M}x{N}x{K} {a} {b}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
