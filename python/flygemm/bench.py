@@ -131,8 +131,16 @@ VARIANTS = {"gemm_a8w8": ("per_tensor", "per_token"), }
 # L2 (50 MiB on the H200) full of dirty lines: the timed kernel then pays for writing them back to
 # HBM (~12 us on the H200), which swamps memory-bound decode kernels. Reading a buffer larger than
 # L2 evicts it just as well and leaves only clean lines, so the timed call is charged for its own
-# traffic only. The flush also hides the CPU launch cost of fn() (it runs ~70 us on the GPU).
+# traffic only. The flush also hides the CPU launch cost of fn() (it runs ~70 us on the GPU) - on a fast
+# host. On the H200 machines a pinned flygemm call or a torch peer costs the host 40-60 us (twenty-eighth
+# session, tools/probes/event_vs_kernel.py), so flush + call took the host about as long as the GPU and
+# the events timed the host whenever it fell behind: the same kernel pair came out 1.3x apart between
+# two machines. The event loops therefore give the host a head start after each flush (a GPU sleep of
+# ~150 us), so that the timed call is always queued before the GPU reaches it: event time is GPU time,
+# a call's kernels plus the GPU's own launch gaps, for torch and flygemm alike (the host's cost per
+# call is measured separately, tools/probes/host_overhead.py).
 _FLUSH_BYTES = 256 << 20
+_HEAD_START_CYCLES = 300_000
 _flush_buffers: dict = {}
 
 
@@ -144,6 +152,12 @@ def flush_l2(device: torch.device, dirty: bool = False) -> None:
         buf.fill_(1.0)  # what do_bench does: the write leaves L2 dirty
     else:
         buf.sum()
+
+
+def flush_with_head_start(device: torch.device, dirty: bool = False) -> None:
+    """flush_l2, then a GPU sleep during which the host queues the timed call (see above)."""
+    flush_l2(device, dirty)
+    torch.cuda._sleep(_HEAD_START_CYCLES)
 
 
 def time_us(fn, device: torch.device, rep_ms: float = 200.0, dirty_flush: bool = False) -> float:
@@ -165,13 +179,13 @@ def _time_cuda_us(fn, device, rep_ms, dirty_flush) -> float:
         fn()
     torch.cuda.synchronize(device)
     t0 = time.perf_counter()
-    flush_l2(device, dirty_flush)
+    flush_with_head_start(device, dirty_flush)
     fn()
     torch.cuda.synchronize(device)
     reps = max(10, min(1000, int(rep_ms / max((time.perf_counter() - t0) * 1000.0, 1e-3))))
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
     for start, end in events:
-        flush_l2(device, dirty_flush)
+        flush_with_head_start(device, dirty_flush)
         start.record()
         fn()
         end.record()
@@ -191,19 +205,19 @@ def time_pair_us(fn_a, fn_b, device: torch.device, rep_ms: float = 400.0) -> tup
         fn_b()
     torch.cuda.synchronize(device)
     t0 = time.perf_counter()
-    flush_l2(device)
+    flush_with_head_start(device)
     fn_a()
-    flush_l2(device)
+    flush_with_head_start(device)
     fn_b()
     torch.cuda.synchronize(device)
     reps = max(10, min(1000, int(rep_ms / max((time.perf_counter() - t0) * 1000.0, 1e-3))))
     ev = [[torch.cuda.Event(enable_timing=True) for _ in range(4)] for _ in range(reps)]
     for e in ev:
-        flush_l2(device)
+        flush_with_head_start(device)
         e[0].record()
         fn_a()
         e[1].record()
-        flush_l2(device)
+        flush_with_head_start(device)
         e[2].record()
         fn_b()
         e[3].record()
