@@ -796,6 +796,24 @@ def test_sm90a_fp8_swapped_128_row_tile_of_the_twenty_eighth_session(M, N, K, ke
         "gemm_a8w8.fp8_e4m3fn.bf16." + kernel, split_k, source)
 
 
+@pytest.mark.parametrize("op, M, N, K, kernel, split_k", [
+    # 256 x 64 token tiles on the narrow N = 2112 layer: 4 x 33 = 132 CTAs at M = 1024, one full wave
+    ("gemm_a16w16", 1024, 2112, 7168, "gemm_a16w16.bf16.bf16.t256x64x64.sm90a", 1),
+    ("gemm_a16w16", 2048, 2112, 7168, "gemm_a16w16.bf16.bf16.t256x64x64.sm90a", 1),
+    ("gemm_a8w8", 1024, 2112, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t256x64x128.sm90a", 1),
+    ("gemm_a8w8", 2048, 2112, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t256x64x128.sm90a", 1),
+    # the earlier pick where the head-start A/B found it >= 3% faster in both rounds
+    ("gemm_a8w8", 128, 4096, 1024, "gemm_a8w8.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1),
+    ("gemm_a16w16", 128, 4608, 3584, "gemm_a16w16.bf16.bf16.t64x128x64.sm90a", 1),
+    ("gemm_a8w8_blockscale", 128, 7680, 2560, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1),
+])
+def test_sm90a_rows_of_the_twenty_eighth_session(op, M, N, K, kernel, split_k):
+    kernels, rows = sm90a_tables(op)
+    in_dtype = "bf16" if op == "gemm_a16w16" else "fp8_e4m3fn"
+    assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype) == (
+        kernel, split_k, "table")
+
+
 @pytest.mark.parametrize("op, in_dtype, M, N, K, kernel, split_k", [
     # twenty-third session: the .sw tile kernels at split 1 (no workspace, no reduce) on the 4096 / 5120-class layers
     ("gemm_a8w8", "fp8_e4m3fn", 16, 4096, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1),

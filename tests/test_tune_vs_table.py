@@ -69,15 +69,25 @@ def test_a_candidate_timed_at_the_automatic_split_stands_for_a_split_k_0_row(too
 
 
 def test_several_tuned_rows_for_one_key_leave_the_fastest(tool, tmp_path):
-    """Two plan steps over the same shape, or M = 48 and 64 of one bucket, append a winner each to tuned.csv: the
-    merge file keeps one row per dispatch key, the fastest, wherever it stands in the file."""
+    """Two plan steps over the same shape append a winner each to tuned.csv: the merge file keeps one row per
+    dispatch key, the fastest, wherever it stands in the file."""
     log, tuned = write_case(tmp_path, 22.0)
     with open(tuned, "a") as f:
-        f.write(f"sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,1,10240,8192,{PICK},2,23.5,7.0,3489\n")
+        f.write(f"sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,1,10240,8192,{PICK},2,23.5,7.1,3489\n")
     out = tmp_path / "winners.csv"
     assert tool.main([str(log), "--gain", "1.02", "--tuned", str(tuned), "--out", str(out)]) == 0
     rows = out.read_text().splitlines()[1:]
     assert [r.split(",")[7:10] for r in rows] == [[OTHER, "1", "22.0"]]
+
+
+def test_rows_of_one_bucket_timed_at_different_m_keep_the_largest_m(tool):
+    """M = 768 and 1024 share the bucket 1024: the faster M = 768 time must not displace the M = 1024 winner
+    (the M a row was timed at comes from its TFLOP/s and us)."""
+    k1024 = ["sm_90a", "gemm_a16w16", "bf16", "bf16", "1024", "2112", "7168", "t256x64", "1", "42.5", "729.6", "1160"]
+    k768 = ["sm_90a", "gemm_a16w16", "bf16", "bf16", "1024", "2112", "7168", "t128x128", "1", "36.6", "634.9", "1216"]
+    assert abs(tool.measured_m(k1024) - 1024) < 4 and abs(tool.measured_m(k768) - 768) < 4  # TFLOP/s to 0.1
+    assert [r[7] for r in tool.fastest_per_key([k1024, k768])] == ["t256x64"]
+    assert [r[7] for r in tool.fastest_per_key([k768, k1024])] == ["t256x64"]
 
 
 def test_a_tuned_row_records_the_split_its_candidate_ran_at(tool):

@@ -89,14 +89,27 @@ def auto_split(klines: str, arch: str, op: str, in_dtype: str, out_dtype: str, k
         klines, row, arch, op, in_dtype, out_dtype, M, N, K, "").split(",")[1])
 
 
+def measured_m(row: list) -> float:
+    """The M a tuned.csv row was timed at, from its TFLOP/s and microseconds (2 M N K / us)."""
+    N, K, us, tflops = int(row[5]), int(row[6]), float(row[9]), float(row[10] or 0)
+    return tflops * us * 1e6 / (2.0 * N * K)
+
+
 def fastest_per_key(rows: list) -> list:
-    """One tuned.csv row per dispatch key (arch .. K): the fastest. A tuning run appends one winner per step,
-    so two steps over the same shape (or two M of one bucket) leave several rows for one key, and
-    tools/merge_tuned.py would keep whichever came last."""
+    """One tuned.csv row per dispatch key (arch .. K). A tuning run appends one winner per step, so two steps
+    over the same shape, or two M of one bucket, leave several rows for one key, and tools/merge_tuned.py would
+    keep whichever came last. The row timed at the largest M wins (times at different M do not compare: in the
+    twenty-eighth session 768 x 2112 x 7168's 36.6 us would have beaten 1024 x 2112 x 7168's 42.5 us and put
+    the M = 768 winner in the bucket that M = 1024 is tuned for); among rows of one M (within 10%, TFLOP/s are
+    rounded), the fastest."""
     best = {}
     for r in rows:
         key = tuple(r[:7])
-        if key not in best or float(r[9]) < float(best[key][9]):
+        if key not in best:
+            best[key] = r
+            continue
+        m, m_best = measured_m(r), measured_m(best[key])
+        if m > 1.1 * m_best or (m * 1.1 >= m_best and float(r[9]) < float(best[key][9])):
             best[key] = r
     return list(best.values())
 
