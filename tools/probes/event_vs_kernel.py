@@ -18,7 +18,6 @@ import argparse
 import pathlib
 import statistics
 import sys
-import time
 
 import torch
 
@@ -27,6 +26,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import flygemm  # noqa: E402
 from flygemm import bench  # noqa: E402
 from ab import pinned  # noqa: E402
+from host_overhead import host_us  # noqa: E402  (same directory)
 
 
 def event_without_head_start(fn, device):
@@ -63,18 +63,6 @@ def back_to_back_us(fn, device, calls=100):
     return start.elapsed_time(end) * 1000.0 / calls
 
 
-def host_us(fn, calls=100, repeats=3):
-    per_call = []
-    for _ in range(repeats):
-        torch.cuda._sleep(200_000_000)   # the GPU busy: every call below only enqueues
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        per_call.append((time.perf_counter() - t0) / calls * 1e6)
-        torch.cuda.synchronize()
-    return statistics.median(per_call)
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pairs", required=True, help="lines `op variant MxNxK A B` (tools/ab.py --pairs)")
@@ -95,7 +83,7 @@ def main(argv=None):
         for kernel in kernels:
             fn = pinned(getattr(flygemm, op), problem, kernel)
             row = [bench.kernel_time_us(fn, device), bench.time_us(fn, device), event_without_head_start(fn, device),
-                   idle_event_us(fn, device), back_to_back_us(fn, device), host_us(fn)]
+                   idle_event_us(fn, device), back_to_back_us(fn, device), host_us(fn, 100, 3)]
             print(f"{op:20} {shape:>16} {kernel.replace(op + '.', ''):58} " + " ".join(f"{v:7.1f}" for v in row),
                   flush=True)
 
