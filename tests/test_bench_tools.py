@@ -199,6 +199,39 @@ def test_time_pair_runs_both_sides_and_returns_their_times_in_order():
     assert b_us > a_us and b_us >= 2000.0
 
 
+class _FakeEvent:
+    def __init__(self, log, **_):
+        self.log = log
+
+    def record(self):
+        self.log.append("event")
+
+    def elapsed_time(self, other):
+        return 0.001
+
+
+@pytest.mark.parametrize("pair", [False, True])
+def test_gpu_event_loops_give_the_host_a_head_start_after_each_flush(monkeypatch, pair):
+    """Every timed call's start event is queued after the L2 flush and a GPU sleep (the host's head start), so the
+    events time the GPU, not a host that fell behind (twenty-eighth session: 40-60 us per call on the H200's host)."""
+    import torch
+    log = []
+    monkeypatch.setattr(bench, "flush_l2", lambda device, dirty=False: log.append("flush"))
+    monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: log.append(f"sleep {cycles}"))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
+    monkeypatch.setattr(torch.cuda, "Event", lambda **kw: _FakeEvent(log, **kw))
+    device = torch.device("cuda")
+    if pair:
+        bench.time_pair_us(lambda: log.append("call"), lambda: log.append("call"), device, rep_ms=1.0)
+    else:
+        bench.time_us(lambda: log.append("call"), device, rep_ms=1.0)
+    timed = [i for i in range(len(log) - 2) if log[i] == "event" and log[i + 1] == "call" and log[i + 2] == "event"]
+    assert len(timed) >= 10
+    for i in timed:
+        assert log[i - 2:i] == ["flush", f"sleep {bench._HEAD_START_CYCLES}"]
+    assert bench._HEAD_START_CYCLES >= 100_000   # ~50 us at the H200's clocks: more than a flush's host cost
+
+
 def _bench_json(path, speedups):
     rows = [{"op": "gemm_a8w8", "variant": "per_tensor", "M": m, "N": 4096, "K": 4096, "device": "cuda",
              "speedup": s, "kernel": "k"} for m, s in speedups.items()]
