@@ -504,6 +504,22 @@ def test_weight_ring_config():
         fam.Config("gemm_a8w8", tile_m=8, tile_n=32, w_stages=8, min_blocks=1)
 
 
+def test_ring_refill_config():
+    """w_refill=1 (.rf): the same slots and shared memory, one more round in flight; only with a ring."""
+    kw = dict(tile_m=2, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", mx_n=1, w_stages=2, a_rounds=14)
+    plain = fam.Config("gemm_mxfp4", **kw)
+    refill = fam.Config("gemm_mxfp4", w_refill=1, **kw)
+    assert refill.smem_bytes == plain.smem_bytes
+    assert plain.meta()["w_bytes_in_flight_per_cta_smem_ring"] == plain.w_stage_bytes
+    assert refill.meta()["w_bytes_in_flight_per_cta_smem_ring"] == 2 * plain.w_stage_bytes == 32 * 1024
+    for bad in (dict(w_refill=1), dict(w_refill=2, w_stages=3)):
+        with pytest.raises(ValueError, match="w_refill"):
+            fam.Config("gemm_a8w8", tile_m=8, tile_n=32, min_blocks=1, **bad)
+    spec = {"op": "gemm_mxfp4", "tile_m": 2, "tile_n": 64, "tile_k": 256,
+            "params": {"warps_k": 2, "mma": "wgmma", "mx_n": 1, "w_stages": 2, "a_rounds": 14, "w_refill": 1}}
+    assert fam.Config.from_spec(spec).w_refill == 1
+
+
 def test_unknown_kernel_params_are_refused():
     spec = {"op": "gemm_a8w8", "tile_m": 8, "tile_n": 16, "tile_k": 0, "params": {"l2_ahead": 0}}
     with pytest.raises(ValueError, match="unknown params"):

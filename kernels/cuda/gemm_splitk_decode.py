@@ -164,6 +164,11 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     36.3 us; MXFP8 m64 1.2-2x (64 x 57344 x 8192: 430 -> 283 us, with a 2-round weight ring so that two CTAs fit an SM).
     The GEMM is placed only after the image kernel's CTAs exit (no early PDL release: with about one GEMM CTA per SM
     an early release cost 6-48 us, see act_image_kernel); the rows were tuned with the release at the start.
+  * ring refill (param w_refill=1, the .rf kernels; any cp.async ring): a thread refills a slot as soon as it has
+    read the slot's vectors into registers (round r + S into round r's slot), not at the start of the next round
+    (round r + S - 1 into round r - 1's slot), so S rounds are in flight while round r computes instead of S - 1, in
+    the same shared memory. The cp.async follows the thread's own reads of those cells in program order. For the
+    MXFP4 M = 1 kernel, whose staged activation leaves room for two slots only (two CTAs per SM).
   * registers: 256 threads, min 2 CTAs/SM (nvvm.minctasm) -> <= 128 registers; 2 x (weights of
     one round) per thread = 2 x 128 B (bf16/fp8, tile_k 128/256) or 2 x 64 B (MX), i.e. 64 KiB
     (32 KiB for MX) of weights in flight per SM plus the next round's activation.
@@ -319,7 +324,7 @@ class Config:
 
     def __init__(self, op, in_dtype=None, out_dtype="bf16", tile_m=16, tile_n=32, tile_k=0,
                  warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync", w_bulk=0,
-                 mx_n=0, a_rounds=0, mx_bf16=0, a_image=0):
+                 mx_n=0, a_rounds=0, mx_bf16=0, a_image=0, w_refill=0):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         self.op = op
@@ -430,6 +435,17 @@ class Config:
             raise ValueError(f"{FAMILY}: w_stages must be 0 or in [2, 8]")
         if self.w_stages and self.mode in ("mxfp8", "mxfp4") and self.mma != "wgmma":
             raise ValueError(f"{FAMILY}: w_stages is implemented for bf16 / fp8 / blockscale only")
+        # w_refill = 1 (the .rf kernels): a ring slot is refilled as soon as this thread has read it back, with
+        # round r + S, instead of at the start of the round with round r + S - 1: S rounds in flight while round r
+        # computes instead of S - 1, for no extra shared memory (the round's weights are in registers by then).
+        # Why: the MXFP4 M = 1 kernel (m2n64.s2.p14.wgn) fills shared memory with its staged activation (two CTAs
+        # per SM), so its ring had one round (16 KB per CTA) in flight, where the fp8 .wg kernel at 93% of copy
+        # bandwidth has two; a third slot costs a CTA per SM or a second activation stage.
+        # A thread only refills cells it has just read into registers, and issues the cp.async after those
+        # reads in program order (shared memory accesses of one thread are not reordered around each other).
+        self.w_refill = int(w_refill)
+        if self.w_refill not in (0, 1) or (self.w_refill and self.w_stages < 2):
+            raise ValueError(f"{FAMILY}: w_refill must be 0 or 1, and needs a cp.async ring (w_stages >= 2)")
         # w_bulk = B >= 1 (the .bkB kernels): a round's weight rows AND its raw activation rows travel
         # global -> shared memory as one TMA bulk copy per row (cp.async.bulk, completing on the
         # slot's mbarrier) into a ring of B round-sized slots; the first B rounds are requested before
@@ -576,7 +592,7 @@ class Config:
     def from_spec(spec: dict) -> "Config":
         p = dict(spec.get("params") or {})
         unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma", "w_bulk", "mx_n",
-                            "a_rounds", "mx_bf16", "a_image"}
+                            "a_rounds", "mx_bf16", "a_image", "w_refill"}
         if unknown:  # a misspelt parameter would otherwise build the default kernel under its name
             raise ValueError(f"{FAMILY}: unknown params {sorted(unknown)}")
         return Config(
@@ -588,7 +604,7 @@ class Config:
             l2_prefetch=p.get("l2_prefetch", 128), min_blocks=p.get("min_blocks", 2),
             w_stages=p.get("w_stages", 0), mma=p.get("mma", "sync"), w_bulk=p.get("w_bulk", 0),
             mx_n=p.get("mx_n", 0), a_rounds=p.get("a_rounds", 0), mx_bf16=p.get("mx_bf16", 0),
-            a_image=p.get("a_image", 0),
+            a_image=p.get("a_image", 0), w_refill=p.get("w_refill", 0),
         )
 
     def meta(self) -> dict:
@@ -602,7 +618,8 @@ class Config:
             "w_bytes_in_flight_per_cta": w_bytes_round * self.threads,
             "smem_bytes": self.smem_bytes, "l2_prefetch": self.l2_prefetch,
             "w_stages": self.w_stages,
-            "w_bytes_in_flight_per_cta_smem_ring": max(self.w_stages - 1, 0) * self.w_stage_bytes,
+            "w_bytes_in_flight_per_cta_smem_ring": max(self.w_stages - 1 + self.w_refill, 0) * self.w_stage_bytes,
+            "w_refill": self.w_refill,
             "w_bulk": self.w_bulk,
             "w_bytes_in_flight_per_cta_bulk": self.w_bulk * self.tile_n * self.round_k * 16 // self.ve,
             "min_blocks_per_sm": self.min_blocks,
@@ -688,6 +705,8 @@ def _make_kernel_class(cfg: Config):
     RED_STRIDE = cfg.red_stride
     WS = cfg.w_stages                 # smem weight ring depth (0: register double buffer)
     WSTAGE = cfg.w_stage_bytes
+    RF = cfg.w_refill                 # 1: a slot is refilled right after it is read (Config.w_refill)
+    WS_AHEAD = WS - 1 + RF            # rounds a thread has requested beyond the one it computes
     WB = cfg.w_bulk                   # bulk-copy weight ring depth in rounds (0: off)
     WB_ROW, WB_SLOT = cfg.wb_row_bytes, cfg.wb_slot_bytes
     WB_SC, WB_NKB = (cfg.tile_n + cfg.tile_m) * cfg.wb_row_bytes, cfg.wb_nkb  # blockscale scales in a slot
@@ -1077,6 +1096,15 @@ def _make_kernel_class(cfg: Config):
                 fence_proxy_async()  # the wgmmas read these bytes through the async proxy
 
         @cute.jit
+        def ring_refill(self, cx, rr, wk, t, tid):
+            """Round rr's weight vectors into its ring slot, one cp.async group (empty past the slice)."""
+            if rr < cx.R:
+                self.load_w(None, None, cx.w, cx.rows, cx.nb, cx.kt_begin + rr * WK + wk, cx.kend,
+                            cx.K, cx.nkb, cx.w_scale, t, scales=False,
+                            slot=cx.sW + (rr % WS) * WSTAGE, tid=tid)
+            cp_async_commit()
+
+        @cute.jit
         def round_(self, cx, r, wcur, scur, wnext, snext, abuf, sabuf, abuf_n, sabuf_n):
             """Round r: weights wcur (in registers) x activation abuf (smem); meanwhile the weights
             of round r+1 go to wnext and its activation to abuf_n (one barrier at the end)."""
@@ -1090,13 +1118,10 @@ def _make_kernel_class(cfg: Config):
                     self.issue_bulk(cx, r + WB - 1)
             elif cutlass.const_expr(WS > 0):
                 # ring: round r + WS - 1 -> its slot (one commit group per round, empty past
-                # the slice), the blockscale weight scales of round r + 1 -> registers
-                rr = r + WS - 1
-                if rr < cx.R:
-                    self.load_w(None, None, cx.w, cx.rows, cx.nb, cx.kt_begin + rr * WK + wk, cx.kend,
-                                cx.K, cx.nkb, cx.w_scale, t, scales=False,
-                                slot=cx.sW + (rr % WS) * WSTAGE, tid=tid)
-                cp_async_commit()
+                # the slice; w_refill: round r + WS, after round r is read below), the blockscale
+                # weight scales of round r + 1 -> registers
+                if cutlass.const_expr(not RF):
+                    self.ring_refill(cx, r + WS - 1, wk, t, tid)
                 self.load_w(None, snext, cx.w, cx.rows, cx.nb, cx.kt_begin + (r + 1) * WK + wk, cx.kend,
                             cx.K, cx.nkb, cx.w_scale, t, weights=False)
             else:
@@ -1111,13 +1136,16 @@ def _make_kernel_class(cfg: Config):
                 if cutlass.const_expr(WB_NKB > 0):
                     sabuf = bslot + WB_SA  # blockscale activation scales (sabuf layout)
             if cutlass.const_expr(WS > 0):
-                # this thread's copies of round r have landed (at most WS - 1 newer groups pending)
+                # this thread's copies of round r have landed (at most WS - 1 newer groups pending: with
+                # w_refill, round r + WS is committed after this wait)
                 cp_async_wait(WS - 1)
                 slot_r = cx.sW + (r % WS) * WSTAGE
                 for vec in cutlass.range_constexpr(NW // 4):
                     v = lds_v4(slot_r + (vec * THREADS + tid) * 16)
                     for j in cutlass.range_constexpr(4):
                         wcur[vec * 4 + j] = v[j]
+                if cutlass.const_expr(RF):
+                    self.ring_refill(cx, r + WS, wk, t, tid)
 
             if cutlass.const_expr(MXN):
                 self.round_wgmma_mxn(cx, wcur, scur, abuf, sabuf)
@@ -1323,7 +1351,7 @@ def _make_kernel_class(cfg: Config):
         def main_mxn(self, cx, sA, sSA, sW, wcur, scur, acc, tid, t, wk, rows, w, w_scale, a_tile, a_scale, lda_b,
                      m_rows, kt_begin, kend, K, R):
             """mx_n: every round of the CTA's slice. Stage 0's activation loads go out first (a small load
-            queued behind megabytes of weight requests waits for them), then the first WS - 1 rounds of
+            queued behind megabytes of weight requests waits for them), then the first WS_AHEAD rounds of
             the weight ring; each stage of PR rounds is staged between two barriers, and the rounds inside
             a stage run without any."""
             cx.sA, cx.sSA, cx.sW, cx.acc, cx.tid, cx.t, cx.wk = sA, sSA, sW, acc, tid, t, wk
@@ -1349,8 +1377,8 @@ def _make_kernel_class(cfg: Config):
 
         @cute.jit
         def ring_prologue(self, w, rows, kt_begin, wk, kend, K, w_scale, t, sW, tid, R):
-            """mx_n / mx_bf16: the weight ring's first WS - 1 rounds, one cp.async group each (empty past the slice)."""
-            for s_ in cutlass.range_constexpr(WS - 1):
+            """mx_n / mx_bf16: the weight ring's first WS_AHEAD rounds, one cp.async group each (empty past the slice)."""
+            for s_ in cutlass.range_constexpr(WS_AHEAD):
                 if s_ < R:
                     self.load_w_mxn(None, None, w, rows, kt_begin + s_ * WK + wk, kend, K, w_scale, t, True, False,
                                     sW + s_ * WSTAGE, tid)
@@ -1500,21 +1528,29 @@ def _make_kernel_class(cfg: Config):
                     sts_b32(dst + e * 4, cx.stgw[i])
 
         @cute.jit
-        def round_mxn(self, cx, r, wcur, scur, abuf, sabuf, swbuf):
-            """mx_n round r: request round r + WS - 1 into its ring slot (one cp.async group per round, empty
-            past the slice), wait for round r's group (this thread's own cells: no barrier), read it back and
-            compute against the staged B tiles at abuf / sabuf, with the weight rows' E8M0 words at swbuf."""
-            rr = r + WS - 1
+        def ring_refill_mx(self, cx, rr):
+            """mx_n / mx_bf16: round rr's weight chunks into its ring slot, one cp.async group (empty past the slice)."""
             if rr < cx.R:
                 self.load_w_mxn(None, None, cx.w, cx.rows, cx.kt_begin + rr * WK + cx.wk, cx.kend, cx.K, cx.w_scale,
                                 cx.t, True, False, cx.sW + (rr % WS) * WSTAGE, cx.tid)
             cp_async_commit()
+
+        @cute.jit
+        def round_mxn(self, cx, r, wcur, scur, abuf, sabuf, swbuf):
+            """mx_n round r: request round r + WS - 1 into its ring slot (one cp.async group per round, empty
+            past the slice), wait for round r's group (this thread's own cells: no barrier), read it back and
+            compute against the staged B tiles at abuf / sabuf, with the weight rows' E8M0 words at swbuf.
+            w_refill: round r + WS goes into round r's slot once it is read back."""
+            if cutlass.const_expr(not RF):
+                self.ring_refill_mx(cx, r + WS - 1)
             cp_async_wait(WS - 1)
             slot = cx.sW + (r % WS) * WSTAGE
             for vec in cutlass.range_constexpr(G * 2 * V * UV):
                 v = lds_v4(slot + (vec * THREADS + cx.tid) * 16)
                 for j in cutlass.range_constexpr(4):
                     wcur[vec * 4 + j] = v[j]
+            if cutlass.const_expr(RF):
+                self.ring_refill_mx(cx, r + WS)
             for gh in cutlass.range_constexpr(G * 2):
                 rl = (cx.wn * G + gh // 2) * 16 + cx.g + 8 * (gh % 2)
                 for u in cutlass.range_constexpr(V):
@@ -1786,7 +1822,7 @@ def _make_kernel_class(cfg: Config):
             if cutlass.const_expr(WB > 0 or MXP):
                 pass
             elif cutlass.const_expr(WS > 0):
-                for s_ in cutlass.range_constexpr(WS - 1):
+                for s_ in cutlass.range_constexpr(WS_AHEAD):
                     if s_ < R:
                         self.load_w(None, None, w, rows, nb, kt_begin + s_ * WK + wk, kend, K, nkb, w_scale,
                                     t, scales=False, slot=sW + s_ * WSTAGE, tid=tid)
