@@ -3,6 +3,7 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -174,9 +175,52 @@ bool default_row_fits_one_wave(const DispatchRow& r, const KernelRecord& k, cons
   return n_tiles * row_split_k(r, k, q) <= per_sm * one_wave(q);
 }
 
+// A plain tile kernel at split 1 whose token tile is known: the rows the wave rules below weigh.
+bool plain_tile_row(const DispatchRow& r, const KernelRecord& k) {
+  return !swaps_operands(k) && meta_int(k, "min_blocks_per_sm") <= 0 && k.tile_m > 0 && k.tile_n > 0 &&
+         r.split_k <= 1;
+}
+
+// Share of the SM slots of its waves that a plain tile kernel's tiles fill (1: the last wave is full).
+double wave_efficiency(const KernelRecord& k, const Query& q) {
+  const int64_t tiles = token_tiles(k, q);
+  const int64_t waves = (tiles + one_wave(q) - 1) / one_wave(q);
+  return static_cast<double>(tiles) / static_cast<double>(waves * one_wave(q));
+}
+
+// When no row of a tile-kernel list fits in one wave, the last row (the widest tile) answers unless its last wave
+// leaves more than 15% of the SM slots of all its waves idle and the shape has more than one token tile: then the
+// row of the same token-tile height whose waves are fullest answers (ties: the later, wider tile). The widest tile
+// had been the answer at any wave count, and at 1.1-1.5 waves it ran up to 1.7x the best candidate: over 47 shapes
+// at M = 256..4096 measured with every row of the bf16 / fp8 lists (twenty-second to twenty-ninth sessions, H200,
+// kernel time) the last row averaged 1.171x the best candidate (geomean), the fullest-waves row 1.044x, and no shape
+// got slower; at 15% or less idle (many waves, M = 4096 on 24576..57344-row layers) the widest tile stayed ahead of
+// fuller but narrower ones. One token tile (M <= 128) keeps its list's last row: that list was ordered by
+// measurement at those M (twenty-seventh session).
+const DispatchRow* fullest_waves_row(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
+                                     const DispatchRow* last, const Query& q) {
+  const KernelRecord* lk = record_by_name(t, last->kernel);
+  if (!lk || !plain_tile_row(*last, *lk) || q.M <= lk->tile_m || wave_efficiency(*lk, q) >= 0.85) return last;
+  const DispatchRow* best = last;
+  double best_eff = -1.0;
+  for (const DispatchRow* r : rows) {  // the last row is among them: it wins its ties
+    if (r->m_max != last->m_max) continue;
+    const KernelRecord* k = record_by_name(t, r->kernel);
+    if (!k || !satisfies(*k, q) || !plain_tile_row(*r, *k) || k->tile_m != lk->tile_m) continue;
+    // rounded to 0.1%, so that a tie goes to the wider tile named later in the list
+    const double eff = std::round(wave_efficiency(*k, q) * 1000.0) / 1000.0;
+    if (eff >= best_eff) {
+      best = r;
+      best_eff = eff;
+    }
+  }
+  return best;
+}
+
 // Default rows may name several kernels for one M bucket, in order of preference: the first whose
 // kernel meets the shape's alignment (sm_90a MXFP4: the .wgn decode kernels need K % 128 == 0, the row
-// after them takes any K % 32 == 0) and fits in one wave as above answers; none: the first row.
+// after them takes any K % 32 == 0) and fits in one wave as above answers (the last row: see
+// fullest_waves_row); none: the first row.
 const DispatchRow* first_fitting_default(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
                                          const DispatchRow* picked, const Query& q) {
   if (!picked) return picked;
@@ -187,7 +231,9 @@ const DispatchRow* first_fitting_default(const KernelTable& t, const std::vector
   for (const DispatchRow* r : rows) {
     if (r->m_max != picked->m_max) continue;
     const KernelRecord* k = record_by_name(t, r->kernel);
-    if (k && satisfies(*k, q) && default_row_fits_one_wave(*r, *k, q, r == last)) return r;
+    if (k && satisfies(*k, q) && default_row_fits_one_wave(*r, *k, q, r == last)) {
+      return r == last ? fullest_waves_row(t, rows, last, q) : r;
+    }
   }
   return picked;
 }

@@ -814,6 +814,26 @@ def test_sm90a_rows_of_the_twenty_eighth_session(op, M, N, K, kernel, split_k):
         kernel, split_k, "table")
 
 
+@pytest.mark.parametrize("op, M, N, K, kernel", [
+    # no row fits in one wave and the widest tile's waves are < 85% full: the fullest waves of the 128-token tiles
+    ("gemm_a16w16", 1024, 5120, 4096, "gemm_a16w16.bf16.bf16.t128x192x64.sm90a"),      # 216 / 264 against 160 / 264
+    ("gemm_a8w8", 2048, 5120, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sm90a"),   # 640 / 660 against 320 / 396
+    ("gemm_a8w8", 600, 9000, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sm90a"),    # 355 / 396, 235 / 264, 180 / 264
+    ("gemm_a16w16", 512, 12288, 4096, "gemm_a16w16.bf16.bf16.t128x192x64.sm90a"),     # a tie (97%): the wider tile
+    # the widest tile's waves are >= 85% full: it stays (4096 x 20480: 32 x 80 = 2560 tiles, 97%)
+    ("gemm_a16w16", 4096, 20480, 4096, "gemm_a16w16.bf16.bf16.t128x256x64.sm90a"),
+    # one token tile (M <= 128): the list's last row, as measured at those M
+    ("gemm_a16w16", 96, 40960, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sm90a"),
+    # blockscale: the 64-token row is not weighed against the 128-token last row
+    ("gemm_a8w8_blockscale", 1024, 5120, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sm90a"),
+])
+def test_default_list_without_a_one_wave_row_takes_the_fullest_waves(op, M, N, K, kernel):
+    kernels, rows = sm90a_tables(op)
+    in_dtype = "bf16" if op == "gemm_a16w16" else "fp8_e4m3fn"
+    assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype) == (
+        kernel, 1, "default")
+
+
 @pytest.mark.parametrize("op, M, N, K, kernel, split_k", [
     # 96 / 160-column token tiles on the 36864 x 7168 layer; fp8 M = 65..96 keeps t128x192 (a row at m_max 96)
     ("gemm_a8w8", 128, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x96x128.sm90a", 1),
