@@ -566,6 +566,16 @@ def sm90a_tables(op="gemm_mxfp4"):
     return "\n".join(kernels) + "\n", "\n".join(rows) + "\n"
 
 
+SM90A_IN_DTYPE = {"gemm_a16w16": "bf16", "gemm_mxfp4": "fp4_e2m1_x2"}   # the others here: fp8_e4m3fn
+
+
+def sm90a_lookup(op, M, N, K):
+    """(kernel, split_k, source) the production lookup answers from the sm_90a tables for op's usual input dtype."""
+    kernels, rows = sm90a_tables(op)
+    return lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op,
+                  in_dtype=SM90A_IN_DTYPE.get(op, "fp8_e4m3fn"))
+
+
 @pytest.mark.parametrize("M, N, K, kernel, source", [
     (1, 16384, 7168, "mxfp4.fp4_e2m1_x2.bf16.m2n64.s2.p14.wgn.sm90a", "table"),
     (3, 16384, 7168, "mxfp4.fp4_e2m1_x2.bf16.m4n64.s4.p3.wgn.sm90a", "table"),
@@ -806,12 +816,23 @@ def test_sm90a_fp8_swapped_128_row_tile_of_the_twenty_eighth_session(M, N, K, ke
     ("gemm_a8w8", 128, 4096, 1024, "gemm_a8w8.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1),
     ("gemm_a16w16", 128, 4608, 3584, "gemm_a16w16.bf16.bf16.t64x128x64.sm90a", 1),
     ("gemm_a8w8_blockscale", 128, 7680, 2560, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1),
+    # twenty-ninth session: 96 / 160-column token tiles on the 36864 x 7168 layer; fp8 M = 65..96 keeps t128x192
+    # (a row at m_max 96)
+    ("gemm_a8w8", 128, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x96x128.sm90a", 1),
+    ("gemm_a8w8", 97, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x96x128.sm90a", 1),
+    ("gemm_a8w8", 96, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a", 1),
+    ("gemm_a8w8", 65, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a", 1),
+    ("gemm_a16w16", 72, 36864, 7168, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a", 1),
+    # M = 1024 rows of two layers where the bucket's last default row had run 1.09 waves
+    ("gemm_a16w16", 1024, 4608, 3584, "gemm_a16w16.bf16.bf16.t128x64x64.sk8.sw.sm90a", 1),
+    ("gemm_a8w8", 1024, 4608, 3584, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a", 1),
+    # MXFP4 decode on the refilled rings
+    ("gemm_mxfp4", 1, 36864, 7168, "gemm_splitk_decode.mxfp4.fp4_e2m1_x2.bf16.m2n64.s2.p14.rf.wgn.sm90a", 1),
+    ("gemm_mxfp4", 1, 8192, 28672, "gemm_splitk_decode.mxfp4.fp4_e2m1_x2.bf16.m2n64.s3.p7.rf.wgn.sm90a", 2),
+    ("gemm_mxfp4", 3, 10240, 8192, "gemm_splitk_decode.mxfp4.fp4_e2m1_x2.bf16.m4n64.s4.p3.rf.wgn.sm90a", 2),
 ])
-def test_sm90a_rows_of_the_twenty_eighth_session(op, M, N, K, kernel, split_k):
-    kernels, rows = sm90a_tables(op)
-    in_dtype = "bf16" if op == "gemm_a16w16" else "fp8_e4m3fn"
-    assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype) == (
-        kernel, split_k, "table")
+def test_sm90a_rows_of_the_twenty_eighth_and_twenty_ninth_sessions(op, M, N, K, kernel, split_k):
+    assert sm90a_lookup(op, M, N, K) == (kernel, split_k, "table")
 
 
 @pytest.mark.parametrize("op, M, N, K, kernel", [
@@ -828,32 +849,7 @@ def test_sm90a_rows_of_the_twenty_eighth_session(op, M, N, K, kernel, split_k):
     ("gemm_a8w8_blockscale", 1024, 5120, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sm90a"),
 ])
 def test_default_list_without_a_one_wave_row_takes_the_fullest_waves(op, M, N, K, kernel):
-    kernels, rows = sm90a_tables(op)
-    in_dtype = "bf16" if op == "gemm_a16w16" else "fp8_e4m3fn"
-    assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype) == (
-        kernel, 1, "default")
-
-
-@pytest.mark.parametrize("op, M, N, K, kernel, split_k", [
-    # 96 / 160-column token tiles on the 36864 x 7168 layer; fp8 M = 65..96 keeps t128x192 (a row at m_max 96)
-    ("gemm_a8w8", 128, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x96x128.sm90a", 1),
-    ("gemm_a8w8", 97, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x96x128.sm90a", 1),
-    ("gemm_a8w8", 96, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a", 1),
-    ("gemm_a8w8", 65, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a", 1),
-    ("gemm_a16w16", 72, 36864, 7168, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a", 1),
-    # untuned M = 1024 layers where the bucket's last default row ran 1.09 waves
-    ("gemm_a16w16", 1024, 4608, 3584, "gemm_a16w16.bf16.bf16.t128x64x64.sk8.sw.sm90a", 1),
-    ("gemm_a8w8", 1024, 4608, 3584, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a", 1),
-    # MXFP4 decode on the refilled rings
-    ("gemm_mxfp4", 1, 36864, 7168, "gemm_splitk_decode.mxfp4.fp4_e2m1_x2.bf16.m2n64.s2.p14.rf.wgn.sm90a", 1),
-    ("gemm_mxfp4", 1, 8192, 28672, "gemm_splitk_decode.mxfp4.fp4_e2m1_x2.bf16.m2n64.s3.p7.rf.wgn.sm90a", 2),
-    ("gemm_mxfp4", 3, 10240, 8192, "gemm_splitk_decode.mxfp4.fp4_e2m1_x2.bf16.m4n64.s4.p3.rf.wgn.sm90a", 2),
-])
-def test_sm90a_rows_of_the_twenty_ninth_session(op, M, N, K, kernel, split_k):
-    kernels, rows = sm90a_tables(op)
-    in_dtype = {"gemm_a16w16": "bf16", "gemm_mxfp4": "fp4_e2m1_x2"}.get(op, "fp8_e4m3fn")
-    assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype) == (
-        kernel, split_k, "table")
+    assert sm90a_lookup(op, M, N, K) == (kernel, 1, "default")
 
 
 @pytest.mark.parametrize("op, in_dtype, M, N, K, kernel, split_k", [
