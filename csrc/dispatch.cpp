@@ -195,7 +195,8 @@ double wave_efficiency(const KernelRecord& k, const Query& q) {
 // at M = 256..4096 measured with every row of the bf16 / fp8 lists (twenty-second to twenty-ninth sessions, H200,
 // kernel time) the last row averaged 1.171x the best candidate (geomean), the fullest-waves row 1.044x, and no shape
 // got slower; at 15% or less idle (many waves, M = 4096 on 24576..57344-row layers) the widest tile stayed ahead of
-// fuller but narrower ones. One token tile (M <= 128) keeps its list's last row: that list was ordered by
+// fuller but narrower ones. On 35 layers no tuning run had measured (M = 160..3072, bf16 and fp8, event time) it was
+// 1.06-1.34x faster than the widest tile (tools/tune_specs/ab-29-fallback*.pairs). One token tile (M <= 128) keeps its list's last row: that list was ordered by
 // measurement at those M (twenty-seventh session).
 const DispatchRow* fullest_waves_row(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
                                      const DispatchRow* last, const Query& q) {
