@@ -512,8 +512,8 @@ def test_ring_refill_config():
     assert refill.smem_bytes == plain.smem_bytes
     assert plain.meta()["w_bytes_in_flight_per_cta_smem_ring"] == plain.w_stage_bytes
     assert refill.meta()["w_bytes_in_flight_per_cta_smem_ring"] == 2 * plain.w_stage_bytes == 32 * 1024
-    for bad in (dict(w_refill=1), dict(w_refill=2, w_stages=3)):
-        with pytest.raises(ValueError, match="w_refill"):
+    for bad in (dict(w_refill=1), dict(w_refill=2, w_stages=3), dict(w_refill=1, w_stages=3)):
+        with pytest.raises(ValueError, match="w_refill"):   # no ring, not 0 / 1, not an MX pipeline's ring
             fam.Config("gemm_a8w8", tile_m=8, tile_n=32, min_blocks=1, **bad)
     spec = {"op": "gemm_mxfp4", "tile_m": 2, "tile_n": 64, "tile_k": 256,
             "params": {"warps_k": 2, "mma": "wgmma", "mx_n": 1, "w_stages": 2, "a_rounds": 14, "w_refill": 1}}

@@ -164,7 +164,7 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     36.3 us; MXFP8 m64 1.2-2x (64 x 57344 x 8192: 430 -> 283 us, with a 2-round weight ring so that two CTAs fit an SM).
     The GEMM is placed only after the image kernel's CTAs exit (no early PDL release: with about one GEMM CTA per SM
     an early release cost 6-48 us, see act_image_kernel); the rows were tuned with the release at the start.
-  * ring refill (param w_refill=1, the .rf kernels; any cp.async ring): a thread refills a slot as soon as it has
+  * ring refill (param w_refill=1, the .rf kernels; the mx_n / mx_bf16 cp.async ring): a thread refills a slot as soon as it has
     read the slot's vectors into registers (round r + S into round r's slot), not at the start of the next round
     (round r + S - 1 into round r - 1's slot), so S rounds are in flight while round r computes instead of S - 1, in
     the same shared memory. The cp.async follows the thread's own reads of those cells in program order. For the
@@ -443,9 +443,11 @@ class Config:
         # bandwidth has two; a third slot costs a CTA per SM or a second activation stage.
         # A thread only refills cells it has just read into registers, and issues the cp.async after those
         # reads in program order (shared memory accesses of one thread are not reordered around each other).
+        # Built and measured for the MX pipelines (mx_n / mx_bf16) only, so only they take it.
         self.w_refill = int(w_refill)
-        if self.w_refill not in (0, 1) or (self.w_refill and self.w_stages < 2):
-            raise ValueError(f"{FAMILY}: w_refill must be 0 or 1, and needs a cp.async ring (w_stages >= 2)")
+        if self.w_refill not in (0, 1) or (self.w_refill and (self.w_stages < 2 or not (mx_n or mx_bf16))):
+            raise ValueError(f"{FAMILY}: w_refill must be 0 or 1, and needs the cp.async ring of an mx_n / mx_bf16 "
+                             "kernel (w_stages >= 2)")
         # w_bulk = B >= 1 (the .bkB kernels): a round's weight rows AND its raw activation rows travel
         # global -> shared memory as one TMA bulk copy per row (cp.async.bulk, completing on the
         # slot's mbarrier) into a ring of B round-sized slots; the first B rounds are requested before
@@ -1118,10 +1120,8 @@ def _make_kernel_class(cfg: Config):
                     self.issue_bulk(cx, r + WB - 1)
             elif cutlass.const_expr(WS > 0):
                 # ring: round r + WS - 1 -> its slot (one commit group per round, empty past
-                # the slice; w_refill: round r + WS, after round r is read below), the blockscale
-                # weight scales of round r + 1 -> registers
-                if cutlass.const_expr(not RF):
-                    self.ring_refill(cx, r + WS - 1, wk, t, tid)
+                # the slice), the blockscale weight scales of round r + 1 -> registers
+                self.ring_refill(cx, r + WS - 1, wk, t, tid)
                 self.load_w(None, snext, cx.w, cx.rows, cx.nb, cx.kt_begin + (r + 1) * WK + wk, cx.kend,
                             cx.K, cx.nkb, cx.w_scale, t, weights=False)
             else:
@@ -1136,16 +1136,13 @@ def _make_kernel_class(cfg: Config):
                 if cutlass.const_expr(WB_NKB > 0):
                     sabuf = bslot + WB_SA  # blockscale activation scales (sabuf layout)
             if cutlass.const_expr(WS > 0):
-                # this thread's copies of round r have landed (at most WS - 1 newer groups pending: with
-                # w_refill, round r + WS is committed after this wait)
+                # this thread's copies of round r have landed (at most WS - 1 newer groups pending)
                 cp_async_wait(WS - 1)
                 slot_r = cx.sW + (r % WS) * WSTAGE
                 for vec in cutlass.range_constexpr(NW // 4):
                     v = lds_v4(slot_r + (vec * THREADS + tid) * 16)
                     for j in cutlass.range_constexpr(4):
                         wcur[vec * 4 + j] = v[j]
-                if cutlass.const_expr(RF):
-                    self.ring_refill(cx, r + WS, wk, t, tid)
 
             if cutlass.const_expr(MXN):
                 self.round_wgmma_mxn(cx, wcur, scur, abuf, sabuf)
@@ -1822,7 +1819,7 @@ def _make_kernel_class(cfg: Config):
             if cutlass.const_expr(WB > 0 or MXP):
                 pass
             elif cutlass.const_expr(WS > 0):
-                for s_ in cutlass.range_constexpr(WS_AHEAD):
+                for s_ in cutlass.range_constexpr(WS - 1):
                     if s_ < R:
                         self.load_w(None, None, w, rows, nb, kt_begin + s_ * WK + wk, kend, K, nkb, w_scale,
                                     t, scales=False, slot=sW + s_ * WSTAGE, tid=tid)
