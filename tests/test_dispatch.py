@@ -256,7 +256,9 @@ def test_tile_default_row_answers_within_one_wave_unless_last():
     assert find(100, 16896) == ("k_t128", 1, "default")  # 132 tiles of 128 rows: one wave
     assert find(100, 16897) == ("k_t192", 1, "default")  # 133: the 192-row tile (89)
     assert find(128, 33792) == ("k_t256", 1, "default")  # 176 of 192 rows; 132 of 256
-    assert find(128, 40000) == ("k_t128", 1, "default")  # none fits: the last row, not the first
+    assert find(128, 49152) == ("k_t128", 1, "default")  # none fits: the last row (384 tiles, 97% of 3 waves)
+    assert find(128, 40000) == ("k_t192", 1, "default")  # none fits, the last row's 313 tiles fill 79% of 3 waves:
+                                                         # the fullest waves (209 of 264)
     assert find(200, 4096) == ("k_t128", 2, "default")   # 2 x 32 tiles x split 2 = 128
     assert find(200, 8448) == ("k_t256", 1, "default")   # 2 x 66 x 2 = 264 > 132: the last row
 
@@ -749,9 +751,11 @@ SW = "sk8.sw.sm90a"
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 128, 12800, 4096,
      "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sm90a", 1, "default"),
     # past one wave of 128-row tiles (N > 16896): the widest token tile that fits in one wave; none: t128x128 again
+    # while its waves are >= 85% full, else the fullest waves (thirtieth session; 40000: t128x160's 250 of 264)
     ("gemm_a16w16", "bf16", 100, 20000, 4096, "gemm_a16w16.bf16.bf16.t128x192x64.sm90a", 1, "default"),
     ("gemm_a16w16", "bf16", 100, 26000, 4096, "gemm_a16w16.bf16.bf16.t128x256x64.sm90a", 1, "default"),
-    ("gemm_a16w16", "bf16", 100, 40000, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sm90a", 1, "default"),
+    ("gemm_a16w16", "bf16", 100, 40000, 4096, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a", 1, "default"),
+    ("gemm_a16w16", "bf16", 100, 49152, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sm90a", 1, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 100, 8000, 4096, f"gemm_a8w8.fp8_e4m3fn.bf16.t128x64x128.{SW}", 1, "default"),  # 28th
     ("gemm_a8w8", "fp8_e4m3fn", 100, 17000, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a", 1, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 100, 33792, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x256x128.sm90a", 1, "default"),
@@ -843,8 +847,13 @@ def test_sm90a_rows_of_the_twenty_eighth_and_twenty_ninth_sessions(op, M, N, K, 
     ("gemm_a16w16", 512, 12288, 4096, "gemm_a16w16.bf16.bf16.t128x192x64.sm90a"),     # a tie (97%): the wider tile
     # the widest tile's waves are >= 85% full: it stays (4096 x 20480: 32 x 80 = 2560 tiles, 97%)
     ("gemm_a16w16", 4096, 20480, 4096, "gemm_a16w16.bf16.bf16.t128x256x64.sm90a"),
-    # one token tile (M <= 128): the list's last row, as measured at those M
-    ("gemm_a16w16", 96, 40960, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sm90a"),
+    # one token tile (M = 65..128, thirtieth session): the 160 / 96-column tiles listed after the 256-column one
+    ("gemm_a16w16", 96, 40960, 4096, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a"),      # 256 / 264 against 320 / 396
+    ("gemm_a16w16", 128, 34816, 4096, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a"),     # 218 / 264 against 272 / 396
+    ("gemm_a8w8", 128, 34816, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x96x128.sm90a"),    # 363 / 396 against 272 / 396
+    ("gemm_a8w8", 128, 40960, 5120, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a"),   # 214 / 264, 81.1%: the fullest
+    ("gemm_a8w8", 100, 45056, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sm90a"),   # 352 / 396 = 89%: the last row
+    ("gemm_a16w16", 128, 49152, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sm90a"),     # 384 / 396: the last row
     # blockscale: the 64-token row is not weighed against the 128-token last row
     ("gemm_a8w8_blockscale", 1024, 5120, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sm90a"),
 ])

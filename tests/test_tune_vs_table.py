@@ -138,6 +138,6 @@ def test_fallback_probe_scores_the_fullest_waves_against_the_widest_tile(tmp_pat
     out = capsys.readouterr().out.splitlines()
     assert any(line.split()[:3] == ["gemm_a16w16", "1024", "5120"] and "t128x192x64" in line for line in out)
     assert not any(line.split()[:2] == ["gemm_a16w16", "4096"] for line in out)
-    widest, fullest = (next(line for line in out if line.startswith(name)) for name in ("widest tile", "fullest waves"))
+    widest, fullest = (next(line for line in out if line.startswith(name)) for name in ("last row", "fullest waves"))
     assert "2 shapes: 1.183x" in widest    # sqrt(70 / 50 * 800 / 800)
     assert "2 shapes: 1.000x" in fullest

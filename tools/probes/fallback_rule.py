@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Score the sm_90a default tile lists' fallback offline: when no row of the M = 129..4096 list fits in one wave, the
-widest tile (the old answer) against the row of the same token-tile height with the fullest waves (csrc/dispatch.cpp
-fullest_waves_row), over every shape of tools/tune.py logs whose bf16 / fp8 list rows were all measured at split 1.
+"""Score the sm_90a default tile lists' fallback offline: when no row of the M = 65..128 or M = 129..4096 list fits in
+one wave, the list's last row (the old answer: the widest tile, or t128x128 again at M <= 128) against the row of the
+same token-tile height with the fullest waves (csrc/dispatch.cpp fullest_waves_row), over every shape of tools/tune.py
+logs whose bf16 / fp8 list rows were all measured at split 1.
 
     python3 tools/probes/fallback_rule.py --threshold 0.85 docs/measurements/2026-12-01-h200-*-2[2-9]*.txt
 
@@ -17,18 +18,22 @@ import re
 
 SMS = 132
 LINE = re.compile(r"\s*(\d+)\s+(\d+)\s+(\d+)\s+\*?(gemm_\S+)\s+(\d+)\s+([\d.]+)")
-TILE_ROWS = {  # the list's plain tile rows, narrowest first (the last is the old fallback)
+TILE_ROWS = {  # the M = 129..4096 list's plain tile rows, narrowest first (the last is the old fallback)
     "gemm_a16w16": ["gemm_a16w16.bf16.bf16.t128x128x64", "gemm_a16w16.bf16.bf16.t128x192x64",
                     "gemm_a16w16.bf16.bf16.t128x256x64"],
     "gemm_a8w8": ["gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128", "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128",
                   "gemm_a8w8.fp8_e4m3fn.bf16.t128x256x128"],
+}
+ONE_TOKEN_TILE_ROWS = {  # the M = 65..128 list's plain tile rows in list order (t128x128 closes it again)
+    "gemm_a16w16": TILE_ROWS["gemm_a16w16"] + ["gemm_a16w16.bf16.bf16.t128x160x64", "gemm_a16w16.bf16.bf16.t128x128x64"],
+    "gemm_a8w8": TILE_ROWS["gemm_a8w8"] + ["gemm_a8w8.fp8_e4m3fn.bf16.t128x96x128", "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128"],
 }
 SW_ROWS = {"gemm_a16w16": ["gemm_a16w16.bf16.bf16.t128x64x64.sk8.sw"],
            "gemm_a8w8": ["gemm_a8w8.fp8_e4m3fn.bf16.t64x64x128.sk8.sw", "gemm_a8w8.fp8_e4m3fn.bf16.t128x64x128.sk8.sw"]}
 
 
 def read_logs(paths):
-    """(op, M, N, K) -> {(kernel without .sm90a, split_k): fastest us} for bf16 / fp8 rows at M = 129..4096."""
+    """(op, M, N, K) -> {(kernel without .sm90a, split_k): fastest us} for bf16 / fp8 rows at M = 65..4096."""
     times = collections.defaultdict(dict)
     for path in paths:
         for line in open(path, errors="replace"):
@@ -38,7 +43,7 @@ def read_logs(paths):
             M, N, K = map(int, m.group(1, 2, 3))
             kernel, sk, us = m.group(4).replace(".sm90a", ""), int(m.group(5)), float(m.group(6))
             op = next((o for o in TILE_ROWS if kernel.startswith(o + ".")), None)
-            if op and 129 <= M <= 4096:
+            if op and 65 <= M <= 4096:
                 key = (kernel, sk)
                 times[(op, M, N, K)][key] = min(us, times[(op, M, N, K)].get(key, math.inf))
     return times
@@ -58,7 +63,7 @@ def wave_efficiency(kernel, M, N):
 
 def fullest_waves(rows, M, N, threshold):
     last = rows[-1]
-    if M <= 128 or wave_efficiency(last, M, N) >= threshold:
+    if wave_efficiency(last, M, N) >= threshold:
         return last
     best, best_eff = last, -1.0
     for k in rows:  # in list order: a tie goes to the later, wider tile
@@ -80,18 +85,18 @@ def main(argv=None):
     args = ap.parse_args(argv)
     ratios = collections.defaultdict(list)
     for (op, M, N, K), d in sorted(read_logs(args.logs).items()):
-        rows = TILE_ROWS[op]
+        rows = (ONE_TOKEN_TILE_ROWS if M <= 128 else TILE_ROWS)[op]
         if not all((k, 1) in d for k in rows):
             continue
         if any(tiles(k, M, N) <= SMS for k in SW_ROWS[op] + rows):
             continue
         best = min(d.values())
         old, new = rows[-1], fullest_waves(rows, M, N, args.threshold)
-        ratios["widest tile"].append(d[(old, 1)] / best)
+        ratios["last row"].append(d[(old, 1)] / best)
         ratios["fullest waves"].append(d[(new, 1)] / best)
         if new != old:
-            print(f"{op:12} {M:5} {N:6} {K:6}  best {best:7.1f}  widest {d[(old, 1)]:7.1f}  "
-                  f"fullest {d[(new, 1)]:7.1f} ({new.split('.')[-1]})  widest tile's waves {wave_efficiency(old, M, N):.0%} full")
+            print(f"{op:12} {M:5} {N:6} {K:6}  best {best:7.1f}  last {d[(old, 1)]:7.1f}  "
+                  f"fullest {d[(new, 1)]:7.1f} ({new.split('.')[-1]})  last row's waves {wave_efficiency(old, M, N):.0%} full")
     for name, xs in ratios.items():
         print(f"{name:14} {len(xs)} shapes: {geomean(xs):.3f}x the best candidate (geomean), worst {max(xs):.3f}x")
 
