@@ -189,34 +189,45 @@ double wave_efficiency(const KernelRecord& k, const Query& q) {
 }
 
 // When no row of a tile-kernel list fits in one wave, the last row answers unless its waves leave more than 15% of
-// their SM slots idle: then the row of the same token-tile height whose waves are fullest answers (ties: the later
-// row; in the M = 129..4096 lists that is the wider tile, in the M = 65..128 lists the closing t128x128 row). The
-// widest tile had been the answer at any wave count, and at 1.1-1.5 waves it ran up to 1.7x the best candidate: over
-// 47 shapes at M = 256..4096 measured with every row of the bf16 / fp8 lists (twenty-second to twenty-ninth sessions,
-// H200, kernel time) the last row averaged 1.171x the best candidate (geomean), the fullest-waves row 1.044x, and no
-// shape got slower; at 15% or less idle (many waves, M = 4096 on 24576..57344-row layers) the widest tile stayed ahead
-// of fuller but narrower ones. On 35 layers no tuning run had measured (M = 160..3072, bf16 and fp8, event time) it
-// was 1.06-1.34x faster than the widest tile (tools/tune_specs/ab-29-fallback*.pairs).
-// One token tile (M = 65..128, past N = 33792, where not even t128x256 fits in one wave) follows the same rule since
-// the thirtieth session; its lists name the 160-column (bf16) / 96-column (fp8) token tiles after the 256-column one
-// for it (they never fit in one wave where an earlier row does not). Over 10 shapes on five layers (M = 96 / 128, N
-// 34816..53248, every row measured, kernel time) the closing t128x128 row had run 1.097x the best candidate (worst
-// 1.207), the fullest waves 1.009x (worst 1.039) (tools/tune_specs/next-30.plan).
+// their SM slots idle: then the list's rows of the same token-tile height are weighed widest first, and a narrower
+// tile replaces the best so far only if it fills at least 10 points more of its waves' SM slots (ties: the wider).
+//  * The widest tile had been the answer at any wave count, and at 1.1-1.5 waves it ran up to 1.7x the best
+//    candidate: over 47 shapes at M = 256..4096 measured with every row of the bf16 / fp8 lists (twenty-second to
+//    twenty-ninth sessions, H200, kernel time) the last row averaged 1.171x the best candidate (geomean), the
+//    fullest waves 1.044x, and no shape got slower; at 15% or less idle (many waves, M = 4096 on 24576..57344-row
+//    layers) the widest tile stayed ahead of fuller but narrower ones. On 35 layers no tuning run had measured
+//    (M = 160..3072, bf16 and fp8, event time) it was 1.06-1.34x faster than the widest tile
+//    (tools/tune_specs/ab-29-fallback*.pairs).
+//  * The 10-point margin (thirtieth session), for bf16's t128x160x64, listed after t128x192x64 in the M = 129..4096
+//    list (it never fits in one wave where t128x192 does not): where its waves were 11-30 points fuller than the old
+//    pick's it ran 1.03-1.24x faster (17 shapes, kernel time and head-start A/B), with 5-6 points 0.89-1.05x (8
+//    layers; tools/tune_specs/mid-m-new-tiles-30.plan, ab-30-mid-m.pairs, ab-30-check.pairs). Over all logged shapes
+//    with every list row measured (tools/probes/fallback_rule.py) the margin moves no pick away from the best.
+//  * One token tile (M = 65..128, past N = 33792, where not even t128x256 fits in one wave) follows the rule since the
+//    thirtieth session, with the 160-column (bf16) / 96-column (fp8) token tiles listed after the 256-column one. Over
+//    10 shapes on five layers (M = 96 / 128, N 34816..53248, every row measured, kernel time) the list's closing
+//    t128x128 row had run 1.097x the best candidate (worst 1.207), the rule 1.004x (worst 1.039); on six other layers
+//    (event time) it was 1.03-1.19x faster than t128x128 (tools/tune_specs/next-30.plan, ab-30.pairs).
 const DispatchRow* fullest_waves_row(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
                                      const DispatchRow* last, const Query& q) {
   const KernelRecord* lk = record_by_name(t, last->kernel);
   if (!lk || !plain_tile_row(*last, *lk) || wave_efficiency(*lk, q) >= 0.85) return last;
-  const DispatchRow* best = last;
-  double best_eff = -1.0;
-  for (const DispatchRow* r : rows) {  // the last row is among them: it wins its ties
+  std::vector<std::pair<const DispatchRow*, const KernelRecord*>> tiles;  // the last row is among them
+  for (const DispatchRow* r : rows) {
     if (r->m_max != last->m_max) continue;
     const KernelRecord* k = record_by_name(t, r->kernel);
-    if (!k || !satisfies(*k, q) || !plain_tile_row(*r, *k) || k->tile_m != lk->tile_m) continue;
-    // rounded to 0.1%, so that a tie goes to the row named later in the list
-    const double eff = std::round(wave_efficiency(*k, q) * 1000.0) / 1000.0;
-    if (eff >= best_eff) {
+    if (k && satisfies(*k, q) && plain_tile_row(*r, *k) && k->tile_m == lk->tile_m) tiles.emplace_back(r, k);
+  }
+  std::stable_sort(tiles.begin(), tiles.end(),
+                   [](const auto& a, const auto& b) { return a.second->tile_n > b.second->tile_n; });
+  constexpr int64_t kNarrowerMarginPerMille = 100;
+  const DispatchRow* best = last;
+  int64_t best_fill = -kNarrowerMarginPerMille;  // per mille of the waves' SM slots: equal fills tie exactly
+  for (const auto& [r, k] : tiles) {
+    const int64_t fill = std::llround(wave_efficiency(*k, q) * 1000.0);
+    if (fill >= best_fill + kNarrowerMarginPerMille) {
       best = r;
-      best_eff = eff;
+      best_fill = fill;
     }
   }
   return best;

@@ -391,7 +391,7 @@ def test_ab_pairs_file_times_each_line_and_single_mode_needs_all_four_args(tmp_p
         (op, variant, M, N, K, a, b)) or "1.0 2.0  2.000 -> A")
     pairs = tmp_path / "p.pairs"
     pairs.write_text("# a comment\ngemm_a8w8 per_tensor 96x4096x1024 k1:1 k2:3\n\n"
-                     "gemm_a16w16 - 256x2112x7168 table k3:1\n")
+                     "gemm_a16w16 - 256x2112x7168 table k3:1   # a note after the pair\n")
     assert ab.main(["--pairs", str(pairs), "--rounds", "1", "--device", "cpu"]) == 0
     assert calls == [("gemm_a8w8", "per_tensor", 96, 4096, 1024, "k1:1", "k2:3"),
                      ("gemm_a16w16", "-", 256, 2112, 7168, "table", "k3:1")]

@@ -126,18 +126,23 @@ def test_default_order_scores_each_order_through_the_production_lookup(tmp_path,
 
 def test_fallback_probe_scores_the_fullest_waves_against_the_widest_tile(tmp_path, capsys):
     """tools/probes/fallback_rule.py: at 1024 x 5120 the widest bf16 tile runs 160 tiles (61% of two waves), t128x192 216
-    (82%): the rule takes t128x192; at 4096 x 20480 the widest tile's waves are 97% full and it stays."""
+    (82%), t128x160 256 (97%, 15 points more than the wider t128x192: past the 10-point margin): the rule takes
+    t128x160; at 4096 x 20480 the widest tile's waves are 97% full and it stays."""
     sys.path.insert(0, str(ROOT / "tools" / "probes"))
     import fallback_rule
-    rows = fallback_rule.TILE_ROWS["gemm_a16w16"]
-    times = {(1024, 5120): (60.0, 50.0, 70.0), (4096, 20480): (900.0, 880.0, 800.0)}
+    t128, t192, t160, t256 = fallback_rule.TILE_ROWS["gemm_a16w16"]
+    times = {(1024, 5120): {t128: 60.0, t192: 50.0, t160: 45.0, t256: 70.0},
+             (4096, 20480): {t128: 900.0, t192: 880.0, t160: 990.0, t256: 800.0}}
     log = tmp_path / "tune.log"
     log.write_text("".join(f"  {M}  {N}  4096  {k}.sm90a  1  {us}  0 0 0 0\n"
-                           for (M, N), t in times.items() for k, us in zip(rows, t)))
+                           for (M, N), t in times.items() for k, us in t.items()))
     fallback_rule.main([str(log)])
     out = capsys.readouterr().out.splitlines()
-    assert any(line.split()[:3] == ["gemm_a16w16", "1024", "5120"] and "t128x192x64" in line for line in out)
+    assert any(line.split()[:3] == ["gemm_a16w16", "1024", "5120"] and "t128x160x64" in line for line in out)
     assert not any(line.split()[:2] == ["gemm_a16w16", "4096"] for line in out)
     widest, fullest = (next(line for line in out if line.startswith(name)) for name in ("last row", "fullest waves"))
-    assert "2 shapes: 1.183x" in widest    # sqrt(70 / 50 * 800 / 800)
+    assert "2 shapes: 1.247x" in widest    # sqrt(70 / 45 * 800 / 800)
     assert "2 shapes: 1.000x" in fullest
+    # with a margin of 20 points t128x160 (15 points fuller) does not displace t128x192
+    fallback_rule.main(["--margin", "0.2", str(log)])
+    assert any("t128x192x64" in line for line in capsys.readouterr().out.splitlines() if " 1024 " in line)

@@ -12,7 +12,7 @@ Each kernel is pinned through FLYGEMM_FORCE_KERNEL, which the C++ op reads at ev
 instead of kernel:split_k runs what the dispatch table picks (printed per shape), so a candidate can
 be compared with the current rows over many shapes at once.
 
---pairs FILE times one pair per line instead, `op variant MxNxK A B` (# comments), e.g. the old and the new
+--pairs FILE times one pair per line instead, `op variant MxNxK A B` (# comments, also after a pair), e.g. the old and the new
 dispatch row of every shape a table change touched, all ops in one process."""
 import argparse
 import os
@@ -67,7 +67,7 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="cuda")
     args = ap.parse_args(argv)
     if args.pairs:
-        jobs = [line.split() for line in open(args.pairs) if line.strip() and not line.lstrip().startswith("#")]
+        jobs = [fields for line in open(args.pairs) if (fields := line.split("#")[0].split())]  # "# ..." comments
     elif args.op and args.shapes and args.a and args.b:
         jobs = [[args.op, args.variant, f"{M}x{N}x{K}", args.a, args.b]
                 for M, N, K in bench.parse_shapes(args.shapes, [])]

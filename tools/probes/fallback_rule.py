@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """Score the sm_90a default tile lists' fallback offline: when no row of the M = 65..128 or M = 129..4096 list fits in
 one wave, the list's last row (the old answer: the widest tile, or t128x128 again at M <= 128) against the row of the
-same token-tile height with the fullest waves (csrc/dispatch.cpp fullest_waves_row), over every shape of tools/tune.py
-logs whose bf16 / fp8 list rows were all measured at split 1.
+same token-tile height with the fullest waves, a narrower tile needing --margin more (csrc/dispatch.cpp
+fullest_waves_row), over every shape of tools/tune.py logs whose bf16 / fp8 list rows were all measured at split 1.
 
     python3 tools/probes/fallback_rule.py --threshold 0.85 docs/measurements/2026-12-01-h200-*-2[2-9]*.txt
 
 Prints each shape whose pick the rule changes and the geomean (and worst) of the pick's time over the best measured
-candidate for both answers. It mirrors the C++ rule for these lists (same wave count, same 0.1% rounding and ties
-to the wider tile); the production lookup itself is what tests/test_dispatch.py checks. A shape where a .sw row of the
-list fits in one wave is skipped: the one-wave rule answers there, before any fallback.
+candidate for both answers. It mirrors the C++ rule for these lists (same wave count, fills in per mille, widest
+first, ties to the wider tile); the production lookup itself is what tests/test_dispatch.py checks. A shape where a row
+of the list fits in one wave is skipped: the one-wave rule answers there, before any fallback. So is a shape whose
+pick (a 160 / 96-column tile, thirtieth session) its log did not measure.
 """
 import argparse
 import collections
@@ -18,16 +19,19 @@ import re
 
 SMS = 132
 LINE = re.compile(r"\s*(\d+)\s+(\d+)\s+(\d+)\s+\*?(gemm_\S+)\s+(\d+)\s+([\d.]+)")
-TILE_ROWS = {  # the M = 129..4096 list's plain tile rows, narrowest first (the last is the old fallback)
+TILE_ROWS = {  # the M = 129..4096 list's plain tile rows in list order (the last, the widest, is the old fallback)
     "gemm_a16w16": ["gemm_a16w16.bf16.bf16.t128x128x64", "gemm_a16w16.bf16.bf16.t128x192x64",
-                    "gemm_a16w16.bf16.bf16.t128x256x64"],
+                    "gemm_a16w16.bf16.bf16.t128x160x64", "gemm_a16w16.bf16.bf16.t128x256x64"],
     "gemm_a8w8": ["gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128", "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128",
                   "gemm_a8w8.fp8_e4m3fn.bf16.t128x256x128"],
 }
 ONE_TOKEN_TILE_ROWS = {  # the M = 65..128 list's plain tile rows in list order (t128x128 closes it again)
-    "gemm_a16w16": TILE_ROWS["gemm_a16w16"] + ["gemm_a16w16.bf16.bf16.t128x160x64", "gemm_a16w16.bf16.bf16.t128x128x64"],
+    "gemm_a16w16": ["gemm_a16w16.bf16.bf16.t128x128x64", "gemm_a16w16.bf16.bf16.t128x192x64",
+                    "gemm_a16w16.bf16.bf16.t128x256x64", "gemm_a16w16.bf16.bf16.t128x160x64",
+                    "gemm_a16w16.bf16.bf16.t128x128x64"],
     "gemm_a8w8": TILE_ROWS["gemm_a8w8"] + ["gemm_a8w8.fp8_e4m3fn.bf16.t128x96x128", "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128"],
 }
+LATE_TILES = {"gemm_a16w16.bf16.bf16.t128x160x64", "gemm_a8w8.fp8_e4m3fn.bf16.t128x96x128"}
 SW_ROWS = {"gemm_a16w16": ["gemm_a16w16.bf16.bf16.t128x64x64.sk8.sw"],
            "gemm_a8w8": ["gemm_a8w8.fp8_e4m3fn.bf16.t64x64x128.sk8.sw", "gemm_a8w8.fp8_e4m3fn.bf16.t128x64x128.sk8.sw"]}
 
@@ -61,15 +65,21 @@ def wave_efficiency(kernel, M, N):
     return t / (math.ceil(t / SMS) * SMS)
 
 
-def fullest_waves(rows, M, N, threshold):
+def tile_width(kernel):
+    return int(re.search(r"\.t\d+x(\d+)x", kernel).group(1))
+
+
+def fullest_waves(rows, M, N, threshold, margin=0.10):
+    """The C++ rule: the rows weighed widest first, a narrower tile replaces the best so far only with `margin` more of
+    its waves' slots filled (per mille, as csrc/dispatch.cpp counts; ties: the wider)."""
     last = rows[-1]
     if wave_efficiency(last, M, N) >= threshold:
         return last
-    best, best_eff = last, -1.0
-    for k in rows:  # in list order: a tie goes to the later, wider tile
-        eff = round(wave_efficiency(k, M, N), 3)
-        if eff >= best_eff:
-            best, best_eff = k, eff
+    best, best_fill = None, 0
+    for k in sorted(dict.fromkeys(rows), key=tile_width, reverse=True):
+        fill = math.floor(wave_efficiency(k, M, N) * 1000 + 0.5)
+        if best is None or fill >= best_fill + math.floor(margin * 1000 + 0.5):
+            best, best_fill = k, fill
     return best
 
 
@@ -81,17 +91,23 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--threshold", type=float, default=0.85, help="wave efficiency of the widest tile below "
                     "which the fullest waves answer (csrc/dispatch.cpp: 0.85)")
+    ap.add_argument("--margin", type=float, default=0.10, help="how much fuller a narrower tile's waves must be than "
+                    "the best so far (csrc/dispatch.cpp: 0.10)")
     ap.add_argument("logs", nargs="+")
     args = ap.parse_args(argv)
     ratios = collections.defaultdict(list)
     for (op, M, N, K), d in sorted(read_logs(args.logs).items()):
         rows = (ONE_TOKEN_TILE_ROWS if M <= 128 else TILE_ROWS)[op]
-        if not all((k, 1) in d for k in rows):
+        # every row measured, except the 160 / 96-column tiles (thirtieth session) of older logs, as long as the
+        # rule does not pick them
+        if not all((k, 1) in d for k in rows if k not in LATE_TILES):
             continue
         if any(tiles(k, M, N) <= SMS for k in SW_ROWS[op] + rows):
             continue
         best = min(d.values())
-        old, new = rows[-1], fullest_waves(rows, M, N, args.threshold)
+        old, new = rows[-1], fullest_waves(rows, M, N, args.threshold, args.margin)
+        if (new, 1) not in d:
+            continue
         ratios["last row"].append(d[(old, 1)] / best)
         ratios["fullest waves"].append(d[(new, 1)] / best)
         if new != old:
