@@ -109,6 +109,29 @@ def test_every_core_kernel_matches_oracle(name, shape, monkeypatch):
     assert err <= 1e-2, f"{name} {shape}: rel err {err:.3e}"
 
 
+@requires_cuda
+@pytest.mark.parametrize("name", core_kernels())
+def test_ragged_last_token_tile_is_bitwise_the_aligned_result(name, monkeypatch):
+    """A ragged M's last token tile is loaded and stored from row M - tile_m, overlapping the tile before it
+    (kernels/cuda/_hopper_gemm.py, m_shift): its rows, the ones computed twice included, are bitwise the first
+    M rows of the same GEMM over 384 rows (whole tiles: nothing moved) whose first M rows are the same."""
+    k = kernel_info(name)
+    op, in_name, out_name = k["op"], k["in_dtype"], k["out_dtype"]
+    M, M_full, N, K = 333, 384, 520, 1040
+    if op != "gemm_a16w16" and N % (16 // TORCH_DTYPE[out_name].itemsize):
+        pytest.skip("shape outside the kernel's alignment contract")
+    args, bias, _ = reference(op, in_name, out_name, M_full, N, K, True)
+    # the activation and its per-row scales are the arguments 0 and 2; the weight side is shared
+    cut = [t[:M] if i in (0, 2) else t for i, t in enumerate(args)]
+    out_dtype = TORCH_DTYPE[out_name]
+    monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"{name}:1")
+    full = getattr(torch.ops.flygemm, op)(*[t.cuda() for t in args], bias.cuda(), out_dtype)
+    part = getattr(torch.ops.flygemm, op)(*[t.cuda() for t in cut], bias.cuda(), out_dtype)
+    torch.cuda.synchronize()
+    monkeypatch.delenv("FLYGEMM_FORCE_KERNEL")
+    assert torch.equal(part, full[:M]), f"{name}: rows of M = {M} differ from the whole-tile run"
+
+
 def split_kernels():
     """Core kernels with a split-K mode (max_split_k > 1)."""
     try:

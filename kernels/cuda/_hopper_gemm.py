@@ -23,7 +23,11 @@ register file split 32 / 160 per thread by setmaxnreg), 2 otherwise (40 / 232)):
         overlap=1, the default) block kb+1's wgmma runs while block kb is promoted;
   * epilogue: "bias" (+ bias[n] in fp32) or "scaled" (acc * sa[m] * sw[n] + bias[n], per-tensor or
     per-row scales chosen at run time), one rounding to the output dtype, registers -> swizzled smem
-    (stmatrix for 16-bit outputs) -> TMA store, which clips the ragged M / N edges;
+    (stmatrix for 16-bit outputs) -> TMA store, which clips the ragged N edge;
+  * ragged M (M % tile_m != 0, M > tile_m, not swap_ab): the last token tile is loaded and stored from row
+    M - tile_m, overlapping the tile before it (those rows are computed twice, bitwise alike), so that no
+    A box crosses the tensor's row edge: such boxes starved the consumers (H200, 2026-12-01: bf16
+    300 x 12288 x 4096 on t128x160 84 -> 56 us, fp8 on t128x96 50.5 -> 30.5 us; docs/PERF.md);
   * persistent: grid = min(#tiles, #SMs), tiles visited in a grouped raster order; the producer
     runs ahead into the next tile while the consumers do the epilogue of the current one (every
     stage is released before the epilogue starts);
@@ -845,6 +849,20 @@ def kernel_base_class():
                     lambda: cute.arch.mbarrier_arrive(bar, mainloop.consumer_mask, scope=scope),
                 )
 
+        @cute.jit
+        def _row_shift(self, m_idx: Int32, num_m_tiles: Int32, m_shift: Int32):
+            """Rows token tile m_idx is moved by: m_shift for the last tile of M, 0 for the others and
+            for a cluster's partner tile past the edge (m_idx == num_m_tiles)."""
+            is_last = (m_idx + 1) // num_m_tiles - m_idx // num_m_tiles
+            return m_shift * is_last
+
+        def _load_a(self, tma_atom_a, src, dst, bar, mcast_mask):
+            """One stage's A tile by TMA (multicast to the cluster when A is the shared operand)."""
+            if cutlass.const_expr(self.mcast_a):
+                cute.copy(tma_atom_a, src, dst, tma_bar_ptr=bar, mcast_mask=mcast_mask)
+            else:
+                cute.copy(tma_atom_a, src, dst, tma_bar_ptr=bar)
+
         def _pass_turn(self, order_bar, team):
             """Ping-pong: this team has waited on every stage of its tile; the other team may start
             its mainloop (every thread of the team arrives: the barrier counts 128)."""
@@ -895,6 +913,30 @@ def kernel_base_class():
                     store_pipe.producer_acquire()
                 epi_bar.arrive_and_wait()
             return epi_count + epi_num
+
+        @cute.jit
+        def _store_tile_at(self, epi_acc, tCcC, has_bias, bias_t, bias_len, gC, gC_last, row_shift, m_idx,
+                           n_idx, tma_atom_c, sC, tiled_copy_r2s, tRS_sD, tRS_rAcc, tRS_rD, tRS_rD_out,
+                           epi_bar, store_pipe, is_store_warp, epi_count, epi_base):
+            """_store_tile into the tile's rows: gC_last's (moved by row_shift) for a ragged last token tile."""
+            count = epi_count
+            if cutlass.const_expr(self.swap_ab):
+                count = self._store_tile(
+                    epi_acc, tCcC, has_bias, bias_t, bias_len, gC, m_idx, n_idx, tma_atom_c, sC,
+                    tiled_copy_r2s, tRS_sD, tRS_rAcc, tRS_rD, tRS_rD_out, epi_bar, store_pipe,
+                    is_store_warp, epi_count, epi_base)
+            else:
+                if row_shift != 0:
+                    count = self._store_tile(
+                        epi_acc, tCcC, has_bias, bias_t, bias_len, gC_last, m_idx, n_idx, tma_atom_c, sC,
+                        tiled_copy_r2s, tRS_sD, tRS_rAcc, tRS_rD, tRS_rD_out, epi_bar, store_pipe,
+                        is_store_warp, epi_count, epi_base)
+                else:
+                    count = self._store_tile(
+                        epi_acc, tCcC, has_bias, bias_t, bias_len, gC, m_idx, n_idx, tma_atom_c, sC,
+                        tiled_copy_r2s, tRS_sD, tRS_rAcc, tRS_rD, tRS_rD_out, epi_bar, store_pipe,
+                        is_store_warp, epi_count, epi_base)
+            return count
 
         @cute.jit
         def _store_partials(self, ws_t, epi_acc, tCcC, row0, n0, N):
@@ -1027,17 +1069,34 @@ def kernel_base_class():
             gB = cute.local_tile(mB, (bn, bk), (None, None))
             gC = cute.local_tile(mC, (bm, bn), (None, None))
             k_tiles = cute.size(gA, mode=[3])
+            # The last token tile of a ragged M (M % bm != 0, M > bm) is loaded and stored from row M - bm,
+            # overlapping the tile before it (the shared rows are computed twice, alike): its TMA boxes
+            # then stay inside the tensor. A box past the row edge starved the consumers (H200, thirtieth
+            # session, bf16 t128x160: 300 x 12288 x 4096 84 us against 55 us at 384 rows, the same tiles;
+            # Nsight Compute: 59% of the warp samples waiting on the load barrier, 17% at 384).
+            # m_shift <= 0: rows to move the last tile by (0 when M is a multiple of bm, or M <= bm).
+            m_shift = Int32(0)
+            gA_last, gC_last = gA, gC
+            if cutlass.const_expr(not self.swap_ab):
+                m_shift = cutlass.max(M - bm, 0) - (num_m_tiles - 1) * bm
+                gA_last = cute.local_tile(cute.domain_offset((m_shift, 0), mA), (bm, bk), (None, None))
+                gC_last = cute.local_tile(cute.domain_offset((m_shift, 0), mC), (bm, bn), (None, None))
 
             # TMA partitions: (TMA, RestM, RestK) vs (TMA, Stage)
             if cutlass.const_expr(self.cluster_size == 1):
                 tAsA, tAgA = cpasync.tma_partition(
                     tma_atom_a, 0, cute.make_layout(1),
                     cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2))
+                if cutlass.const_expr(not self.swap_ab):
+                    _, tAgA_last = cpasync.tma_partition(
+                        tma_atom_a, 0, cute.make_layout(1),
+                        cute.group_modes(sA, 0, 2), cute.group_modes(gA_last, 0, 2))
                 tBsB, tBgB = cpasync.tma_partition(
                     tma_atom_b, 0, cute.make_layout(1),
                     cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2))
                 tile_first = bidx
                 tile_step = gdim
+                a_mcast_mask = None
             else:
                 # cluster (cm, cn, 1): CTA rank = m + cm * n, as %cluster_ctarank for a cluster
                 # shape (cm, cn, 1) and the multicast masks expect.  A multicast operand's smem
@@ -1052,6 +1111,10 @@ def kernel_base_class():
                 tAsA, tAgA = cpasync.tma_partition(
                     tma_atom_a, cl_coord[1], cute.make_layout(cn),
                     cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2))
+                if cutlass.const_expr(not self.swap_ab):
+                    _, tAgA_last = cpasync.tma_partition(
+                        tma_atom_a, cl_coord[1], cute.make_layout(cn),
+                        cute.group_modes(sA, 0, 2), cute.group_modes(gA_last, 0, 2))
                 tBsB, tBgB = cpasync.tma_partition(
                     tma_atom_b, cl_coord[0], cute.make_layout(cm),
                     cute.group_modes(sB, 0, 2), cute.group_modes(gB, 0, 2))
@@ -1094,16 +1157,22 @@ def kernel_base_class():
                                 tile, num_m_tiles, num_n_tiles, rank_m, rank_n)
                         tAgA_t = tAgA[(None, m_idx, None)]
                         tBgB_t = tBgB[(None, n_idx, None)]
+                        row_shift = self._row_shift(m_idx, num_m_tiles, m_shift)
+                        if cutlass.const_expr(not self.swap_ab):
+                            tAgA_last_t = tAgA_last[(None, m_idx, None)]
                         for kt in cutlass.range(kt_begin, kt_begin + k_count, unroll=1):
                             mainloop.producer_acquire(prod_state)
                             bar = mainloop.producer_get_barrier(prod_state)
-                            if cutlass.const_expr(self.mcast_a):
-                                cute.copy(tma_atom_a, tAgA_t[(None, kt)],
-                                          tAsA[(None, prod_state.index)], tma_bar_ptr=bar,
-                                          mcast_mask=a_mcast_mask)
+                            if cutlass.const_expr(self.swap_ab):
+                                self._load_a(tma_atom_a, tAgA_t[(None, kt)], tAsA[(None, prod_state.index)],
+                                             bar, a_mcast_mask)
                             else:
-                                cute.copy(tma_atom_a, tAgA_t[(None, kt)],
-                                          tAsA[(None, prod_state.index)], tma_bar_ptr=bar)
+                                if row_shift != 0:
+                                    self._load_a(tma_atom_a, tAgA_last_t[(None, kt)],
+                                                 tAsA[(None, prod_state.index)], bar, a_mcast_mask)
+                                else:
+                                    self._load_a(tma_atom_a, tAgA_t[(None, kt)],
+                                                 tAsA[(None, prod_state.index)], bar, a_mcast_mask)
                             if cutlass.const_expr(self.mcast_b):
                                 cute.copy(tma_atom_b, tBgB_t[(None, kt)],
                                           tBsB[(None, prod_state.index)], tma_bar_ptr=bar,
@@ -1117,7 +1186,7 @@ def kernel_base_class():
                                 # and w_scale[nb, kt], 4-byte cp.async by all 32 lanes, each lane
                                 # then arming the stage's scale barrier
                                 lane_p = tidx % 32
-                                t0p = n_idx * bn if self.swap_ab else m_idx * bm
+                                t0p = n_idx * bn if self.swap_ab else m_idx * bm + row_shift
                                 for j in cutlass.range_constexpr(self.scale_rows // 32):
                                     r = lane_p + 32 * j
                                     src = cute.make_tensor(
@@ -1264,6 +1333,7 @@ def kernel_base_class():
                     else:
                         m_idx, n_idx = self._cluster_tile_coord(
                             tile, num_m_tiles, num_n_tiles, rank_m, rank_n)
+                    row_shift = self._row_shift(m_idx, num_m_tiles, m_shift)  # the tile's first row: m_idx * bm + it
 
                     if cutlass.const_expr(self.mainloop_kind == "plain" and self.promote > 0):
                         # ---------------- mainloop: groups of `promote` K tiles into acc_grp (one
@@ -1381,7 +1451,7 @@ def kernel_base_class():
                         epi_acc.store(acc.load().to(Float32))
                     if cutlass.const_expr(self.epilogue_kind == "scaled"):
                         # acc * sa[m] * sw[n]; a_step / w_step are 0 for per-tensor scales
-                        sm0 = m_idx * bm
+                        sm0 = m_idx * bm + row_shift
                         sn0 = n_idx * bn
                         for i in cutlass.range_constexpr(cute.size(epi_acc)):
                             sm = cutlass.min(sm0 + tCcC[i][0], M - 1)
@@ -1393,17 +1463,17 @@ def kernel_base_class():
                                 self._store_partials_swapped(ws_t, epi_acc, tCcC, slice_row0,
                                                              m_idx * bm, n_idx * bn, M, N)
                             else:
-                                self._store_partials(ws_t, epi_acc, tCcC, slice_row0 + m_idx * bm,
+                                self._store_partials(ws_t, epi_acc, tCcC, slice_row0 + m_idx * bm + row_shift,
                                                      n_idx * bn, N)
                         else:
-                            epi_count = self._store_tile(
-                                epi_acc, tCcC, has_bias, bias_t, bias_len, gC, m_idx, n_idx, tma_atom_c,
-                                sC, tiled_copy_r2s, tRS_sD, tRS_rAcc, tRS_rD, tRS_rD_out,
+                            epi_count = self._store_tile_at(
+                                epi_acc, tCcC, has_bias, bias_t, bias_len, gC, gC_last, row_shift, m_idx,
+                                n_idx, tma_atom_c, sC, tiled_copy_r2s, tRS_sD, tRS_rAcc, tRS_rD, tRS_rD_out,
                                 epi_bar, store_pipe, is_store_warp, epi_count, epi_base)
                     else:
-                        epi_count = self._store_tile(
-                            epi_acc, tCcC, has_bias, bias_t, bias_len, gC, m_idx, n_idx, tma_atom_c,
-                            sC, tiled_copy_r2s, tRS_sD, tRS_rAcc, tRS_rD, tRS_rD_out,
+                        epi_count = self._store_tile_at(
+                            epi_acc, tCcC, has_bias, bias_t, bias_len, gC, gC_last, row_shift, m_idx,
+                            n_idx, tma_atom_c, sC, tiled_copy_r2s, tRS_sD, tRS_rAcc, tRS_rD, tRS_rD_out,
                             epi_bar, store_pipe, is_store_warp, epi_count, epi_base)
                     if cutlass.const_expr(self.teams > 1):
                         read_state.advance(k_tiles * (self.teams - 1))
