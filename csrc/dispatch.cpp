@@ -199,10 +199,11 @@ double wave_efficiency(const KernelRecord& k, const Query& q) {
 //    (M = 160..3072, bf16 and fp8, event time) it was 1.06-1.34x faster than the widest tile
 //    (tools/tune_specs/ab-29-fallback*.pairs).
 //  * The 10-point margin (thirtieth session), for bf16's t128x160x64, listed after t128x192x64 in the M = 129..4096
-//    list (it never fits in one wave where t128x192 does not): where its waves were 11-30 points fuller than the old
-//    pick's it ran 1.03-1.24x faster (17 shapes, kernel time and head-start A/B), with 5-6 points 0.89-1.05x (8
-//    layers; tools/tune_specs/mid-m-new-tiles-30.plan, ab-30-mid-m.pairs, ab-30-check.pairs). Over all logged shapes
-//    with every list row measured (tools/probes/fallback_rule.py) the margin moves no pick away from the best.
+//    list (it never fits in one wave where t128x192 does not): where its waves were 10-18 points fuller than the old
+//    pick's it ran 1.08-1.20x faster (12 shapes, kernel time) and 1.00-1.24x (8 layers, head-start A/B), where they
+//    were 5-6 points fuller 0.89-1.05x (9 layers; tools/tune_specs/mid-m-new-tiles-30.plan, ab-30-mid-m.pairs,
+//    ab-30-check.pairs, ab-30-final.pairs). Over all logged shapes with every list row measured
+//    (tools/probes/fallback_rule.py) the margin moves no pick away from the best.
 //  * One token tile (M = 65..128, past N = 33792, where not even t128x256 fits in one wave) follows the rule since the
 //    thirtieth session, with the 160-column (bf16) / 96-column (fp8) token tiles listed after the 256-column one. Over
 //    10 shapes on five layers (M = 96 / 128, N 34816..53248, every row measured, kernel time) the list's closing
