@@ -130,13 +130,22 @@ const KernelRecord* record_by_name(const KernelTable& t, const char* name) {
 // Default rows (N = K = 0): the smallest M bucket >= M, the largest bucket covering any M above.
 // Exact (N, K) rows come from measurements at one M each (tools/tune.py writes the next power of two
 // as m_max), so a row answers only its power-of-two bucket (m_max / 2, m_max]: a row measured at
-// M = 128 says nothing about M = 1, which the default rows send to a decode kernel.
+// M = 128 says nothing about M = 1, which the default rows send to a decode kernel. A row whose m_max is not a
+// power of two splits a bucket: it answers from the largest power of two below it (an exact row at m_max = 96
+// answers M = 65..96, and the m_max = 128 row of the same layer M = 97..128).
+int64_t bucket_floor(int64_t m_max) {
+  if (m_max <= 1) return 0;
+  int64_t p = 1;
+  while (p <= (m_max - 1) / 2) p *= 2;  // the largest power of two below m_max, without overflow
+  return p;
+}
+
 const DispatchRow* pick_bucket(const std::vector<const DispatchRow*>& rows, int64_t M, bool is_default) {
   const DispatchRow* best = nullptr;
   const DispatchRow* largest = nullptr;
   for (const DispatchRow* r : rows) {
     if (!largest || r->m_max > largest->m_max) largest = r;
-    const bool covers = r->m_max >= M && (is_default || r->m_max / 2 < M);
+    const bool covers = r->m_max >= M && (is_default || bucket_floor(r->m_max) < M);
     if (covers && (!best || r->m_max < best->m_max)) best = r;
   }
   return best ? best : (is_default ? largest : nullptr);

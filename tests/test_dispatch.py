@@ -60,6 +60,20 @@ def test_exact_nk_rows_answer_their_power_of_two_bucket(M, expect):
     assert lookup(M) == expect
 
 
+@pytest.mark.parametrize("M,expect", [
+    (48, ("k_large", 3, "default")),  # not (48, 96]: a 96 row answers from the largest power of two below it
+    (64, ("k_large", 3, "default")),
+    (65, ("k_mid", 1, "table")),
+    (96, ("k_mid", 1, "table")),
+    (97, ("k_large", 2, "table")),    # the 128 row keeps (96, 128]
+    (128, ("k_large", 2, "table")),
+])
+def test_an_exact_row_off_the_powers_of_two_splits_its_bucket(M, expect):
+    rows = ROWS + "gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,96,4096,4096,k_mid,1\n"
+    kernels = KERNELS + "k_mid,gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,16,16,1\n"
+    assert lookup(M, kernels=kernels, rows=rows) == expect
+
+
 def test_row_measured_at_m128_does_not_capture_decode_sizes():
     """The regression this rule fixes: a row tuned at M = 128 used to answer every M <= 128, sending
     M = 1 to a 128-row tensor-core tile instead of the decode kernel of the default rows."""
@@ -741,9 +755,9 @@ SW = "sk8.sw.sm90a"
     # <= 132), bf16 / blockscale then the 128-row one (N / 128 x 2 <= 132), then the 128-row token tile unsplit.
     ("gemm_a8w8", "fp8_e4m3fn", 65, 3200, 3072, f"gemm_a8w8.fp8_e4m3fn.bf16.t64x64x128.{SW}", 1, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 100, 12288, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sm90a", 1, "default"),
-    ("gemm_a16w16", "bf16", 72, 2048, 1024, f"gemm_a16w16.bf16.bf16.t64x64x64.{SW}", 1, "default"),  # < 24 K tiles
+    ("gemm_a16w16", "bf16", 104, 2048, 1024, f"gemm_a16w16.bf16.bf16.t64x64x64.{SW}", 1, "default"),  # < 24 K tiles
     ("gemm_a16w16", "bf16", 128, 6400, 4096, f"gemm_a16w16.bf16.bf16.t128x64x64.{SW}", 1, "default"),
-    ("gemm_a16w16", "bf16", 72, 16000, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sm90a", 1, "default"),
+    ("gemm_a16w16", "bf16", 104, 16000, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sm90a", 1, "default"),
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 120, 1280, 4096,
      f"gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x64x128.{SW}", 3, "default"),  # 40 tiles: 132 / 40 slices
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 128, 6400, 4096,
@@ -820,13 +834,11 @@ def test_sm90a_fp8_swapped_128_row_tile_of_the_twenty_eighth_session(M, N, K, ke
     ("gemm_a8w8", 128, 4096, 1024, "gemm_a8w8.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1),
     ("gemm_a16w16", 128, 4608, 3584, "gemm_a16w16.bf16.bf16.t64x128x64.sm90a", 1),
     ("gemm_a8w8_blockscale", 128, 7680, 2560, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1),
-    # twenty-ninth session: 96 / 160-column token tiles on the 36864 x 7168 layer; fp8 M = 65..96 keeps t128x192
-    # (a row at m_max 96)
+    # twenty-ninth session: 96 / 160-column token tiles on the 36864 x 7168 layer at M = 97..128 (M = 65..96: the
+    # thirty-first session's m_max = 96 rows, below)
     ("gemm_a8w8", 128, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x96x128.sm90a", 1),
     ("gemm_a8w8", 97, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x96x128.sm90a", 1),
-    ("gemm_a8w8", 96, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a", 1),
-    ("gemm_a8w8", 65, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a", 1),
-    ("gemm_a16w16", 72, 36864, 7168, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a", 1),
+    ("gemm_a16w16", 100, 36864, 7168, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a", 1),
     # M = 1024 rows of two layers where the bucket's last default row had run 1.09 waves
     ("gemm_a16w16", 1024, 4608, 3584, "gemm_a16w16.bf16.bf16.t128x64x64.sk8.sw.sm90a", 1),
     ("gemm_a8w8", 1024, 4608, 3584, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a", 1),
@@ -837,6 +849,35 @@ def test_sm90a_fp8_swapped_128_row_tile_of_the_twenty_eighth_session(M, N, K, ke
 ])
 def test_sm90a_rows_of_the_twenty_eighth_and_twenty_ninth_sessions(op, M, N, K, kernel, split_k):
     assert sm90a_lookup(op, M, N, K) == (kernel, split_k, "table")
+
+
+SW96 = {"gemm_a16w16": "gemm_a16w16.bf16.bf16.t128x96x64.sk8.sw.sm90a",
+        "gemm_a8w8": "gemm_a8w8.fp8_e4m3fn.bf16.t128x96x128.sk8.sw.sm90a",
+        "gemm_a8w8_blockscale": "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x96x128.sk8.sw.sm90a"}
+
+
+@pytest.mark.parametrize("op, M, N, K, kernel, split_k, source", [
+    # thirty-first session, M = 65..96: exact rows at m_max = 96 answer M = 65..96 (the largest power of two below 96
+    # is 64) and leave M = 97..128 to the layer's m_max = 128 row
+    ("gemm_a16w16", 65, 7168, 18432, SW96["gemm_a16w16"], 2, "table"),
+    ("gemm_a16w16", 96, 7168, 18432, SW96["gemm_a16w16"], 2, "table"),
+    ("gemm_a16w16", 97, 7168, 18432, "gemm_a16w16.bf16.bf16.t128x64x64.sk8.sw.sm90a", 1, "table"),
+    ("gemm_a16w16", 64, 7168, 18432, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 1, "table"),
+    ("gemm_a8w8", 80, 36864, 7168, SW96["gemm_a8w8"], 1, "table"),
+    ("gemm_a8w8", 80, 5120, 5120, "gemm_a8w8.fp8_e4m3fn.bf16.t128x64x128.sk8.sw.sm90a", 1, "table"),
+    ("gemm_a8w8_blockscale", 80, 3072, 1536, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x64x128.sk8.sw.sm90a", 1, "table"),
+    # the default lists of M = 65..96: the 96-token .sw tile at the automatic split (132 / 96 weight tiles < 3:
+    # unsplit; 40 tiles at K = 4096: 3 slices); fp8 first the 64-row .sw tile while 2 token tiles x N / 64 <= 132
+    ("gemm_a16w16", 70, 12288, 4096, SW96["gemm_a16w16"], 1, "default"),
+    ("gemm_a16w16", 70, 5000, 4096, SW96["gemm_a16w16"], 3, "default"),
+    ("gemm_a8w8_blockscale", 90, 16384, 7168, SW96["gemm_a8w8_blockscale"], 1, "default"),
+    ("gemm_a8w8", 90, 4000, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t64x64x128.sk8.sw.sm90a", 1, "default"),
+    ("gemm_a8w8", 90, 12288, 4096, SW96["gemm_a8w8"], 1, "default"),
+    # M = 97..128 keeps the 128 list
+    ("gemm_a16w16", 100, 12288, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sm90a", 1, "default"),
+])
+def test_sm90a_m65_to_96_rows_and_defaults_of_the_thirty_first_session(op, M, N, K, kernel, split_k, source):
+    assert sm90a_lookup(op, M, N, K) == (kernel, split_k, source)
 
 
 @pytest.mark.parametrize("op, M, N, K, kernel", [
@@ -853,7 +894,7 @@ def test_sm90a_rows_of_the_twenty_eighth_and_twenty_ninth_sessions(op, M, N, K, 
     # the widest tile's waves are >= 85% full: it stays (4096 x 20480: 32 x 80 = 2560 tiles, 97%)
     ("gemm_a16w16", 4096, 20480, 4096, "gemm_a16w16.bf16.bf16.t128x256x64.sm90a"),
     # one token tile (M = 65..128, thirtieth session): the 160 / 96-column tiles listed after the 256-column one
-    ("gemm_a16w16", 96, 40960, 4096, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a"),      # 256 / 264 against 320 / 396
+    ("gemm_a16w16", 100, 40960, 4096, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a"),     # 256 / 264 against 320 / 396
     ("gemm_a16w16", 128, 34816, 4096, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a"),     # 218 / 264 against 272 / 396
     ("gemm_a8w8", 128, 34816, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x96x128.sm90a"),    # 363 / 396 against 272 / 396
     ("gemm_a8w8", 128, 40960, 5120, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a"),   # 214 / 264, 81.1%: the fullest
