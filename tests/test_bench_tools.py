@@ -399,3 +399,15 @@ def test_ab_pairs_file_times_each_line_and_single_mode_needs_all_four_args(tmp_p
     assert "A = k1:1  B = k2:3" in out and "A = table  B = k3:1" in out
     with pytest.raises(SystemExit):
         ab.main(["--op", "gemm_a8w8", "--shapes", "1x2x3", "--a", "k1:1"])
+
+
+def test_merge_tuned_m_max_moves_rows_into_another_bucket(tmp_path):
+    # rows measured at M = 65..96 go to m_max 96, next to (not over) the layer's 128 row
+    table = tmp_path / "t.csv"
+    table.write_text("arch,op,in,out,m_max,N,K,kernel,split_k\nsm_90a,op,bf16,bf16,128,64,64,old,1\n")
+    tuned = tmp_path / "rows.csv"
+    tuned.write_text("arch,op,in,out,m_max,N,K,kernel,split_k\nsm_90a,op,bf16,bf16,128,64,64,new,2\n")
+    subprocess.run([sys.executable, str(ROOT / "tools" / "merge_tuned.py"), str(tuned), "--table", str(table),
+                    "--m-max", "96", "--comment", "M = 65..96"], check=True, capture_output=True)
+    assert table.read_text().splitlines()[1:] == [
+        "sm_90a,op,bf16,bf16,128,64,64,old,1", "# M = 65..96", "sm_90a,op,bf16,bf16,96,64,64,new,2"]
