@@ -243,9 +243,30 @@ const DispatchRow* fullest_waves_row(const KernelTable& t, const std::vector<con
   return best;
 }
 
+// A swapped-operand default row that is not its bucket's last defers to the rows after it when it would leave the GPU
+// short of CTAs and the bucket's last row (a narrower weight tile) has more: unsplit on fewer than a third of a wave
+// of tiles, or split over fewer than kSplitMinKTiles K tiles (128-byte K tiles), whose short slices cannot fill the
+// ring. Lists ordered narrow-first (M <= 64: the widest .sw tile only once the narrow one exceeds a wave) are not
+// affected. Measured on the H200 at M = 80 / 92 (thirty-second session, kernel time, tools/tune_specs/next-32.plan):
+// the M = 65..96 lists' t128x96.sw lost 1.16-1.44x to t128x64.sw / t64x64.sw on short-K layers, unsplit with 12..32
+// tiles (blockscale 4096 x 2048 9.5 against 6.9 us) or split 4..11 over 24..32 K tiles (bf16 4096 x 2048 at split 4
+// 10.1 against 8.7 us for t128x64.sw unsplit on 64 tiles); it won unsplit on 56 tiles (bf16 / fp8 7168 x 2048) and
+// split over 56..112 K tiles (1536..2112 x 7168: 1.13-1.49x, thirty-first session, docs/PERF.md).
+bool swapped_row_short_of_ctas(const KernelTable& t, const DispatchRow& r, const KernelRecord& k,
+                               const DispatchRow& last, const Query& q) {
+  constexpr int64_t kSplitMinKTiles = 48;
+  const KernelRecord* lk = record_by_name(t, last.kernel);
+  if (&r == &last || !swaps_operands(k) || !lk || !swaps_operands(*lk)) return false;
+  const int64_t tiles = swapped_tiles(k, q);
+  if (swapped_tiles(*lk, q) <= tiles) return false;
+  const int64_t k_tiles = q.K / std::max(1, k.tile_k);
+  if (row_split_k(r, k, q) > 1) return k_tiles < kSplitMinKTiles;
+  return tiles * 3 < one_wave(q);
+}
+
 // Default rows may name several kernels for one M bucket, in order of preference: the first whose
 // kernel meets the shape's alignment (sm_90a MXFP4: the .wgn decode kernels need K % 128 == 0, the row
-// after them takes any K % 32 == 0) and fits in one wave as above answers (the last row: see
+// after them takes any K % 32 == 0), fits in one wave and is not short of CTAs as above answers (the last row: see
 // fullest_waves_row); none: the first row.
 const DispatchRow* first_fitting_default(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
                                          const DispatchRow* picked, const Query& q) {
@@ -257,7 +278,8 @@ const DispatchRow* first_fitting_default(const KernelTable& t, const std::vector
   for (const DispatchRow* r : rows) {
     if (r->m_max != picked->m_max) continue;
     const KernelRecord* k = record_by_name(t, r->kernel);
-    if (k && satisfies(*k, q) && default_row_fits_one_wave(*r, *k, q, r == last)) {
+    if (k && satisfies(*k, q) && default_row_fits_one_wave(*r, *k, q, r == last) &&
+        !swapped_row_short_of_ctas(t, *r, *k, *last, q)) {
       return r == last ? fullest_waves_row(t, rows, last, q) : r;
     }
   }

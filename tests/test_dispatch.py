@@ -880,6 +880,39 @@ def test_sm90a_m65_to_96_rows_and_defaults_of_the_thirty_first_session(op, M, N,
     assert sm90a_lookup(op, M, N, K) == (kernel, split_k, source)
 
 
+SW64 = {"gemm_a16w16": "gemm_a16w16.bf16.bf16.t64x64x64.sk8.sw.sm90a",
+        "gemm_a8w8_blockscale": "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x64x128.sk8.sw.sm90a"}
+SW128x64 = {"gemm_a16w16": "gemm_a16w16.bf16.bf16.t128x64x64.sk8.sw.sm90a",
+            "gemm_a8w8": "gemm_a8w8.fp8_e4m3fn.bf16.t128x64x128.sk8.sw.sm90a",
+            "gemm_a8w8_blockscale": "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x64x128.sk8.sw.sm90a"}
+
+
+@pytest.mark.parametrize("op, M, N, K, kernel, split_k, source", [
+    # thirty-second session, M = 65..96 defaults: a .sw row that is not the list's last defers when it is short of
+    # CTAs (csrc/dispatch.cpp swapped_row_short_of_ctas). bf16 [t128x96, t128x64, t64x64]:
+    ("gemm_a16w16", 80, 4096, 2048, SW128x64["gemm_a16w16"], 1, "default"),   # t128x96: split 4 over 32 K tiles
+    ("gemm_a16w16", 80, 5120, 1024, SW128x64["gemm_a16w16"], 1, "default"),   # unsplit on 40 < 132 / 3 tiles
+    ("gemm_a16w16", 80, 1536, 1536, SW64["gemm_a16w16"], 1, "default"),       # t128x64: 24 tiles at split 5 too
+    ("gemm_a16w16", 80, 7168, 2048, SW96["gemm_a16w16"], 1, "default"),       # unsplit on 56 tiles: stays
+    ("gemm_a16w16", 80, 1536, 7168, SW96["gemm_a16w16"], 8, "default"),       # split 8 over 112 K tiles: stays
+    ("gemm_a16w16", 96, 16384, 2048, SW96["gemm_a16w16"], 1, "default"),      # t64x64 past one wave: no deferral due
+    # blockscale [t128x96, t64x64, t128x64]: t64x64 while it fits in one wave, else the 128-row tile
+    ("gemm_a8w8_blockscale", 72, 4096, 2048, SW64["gemm_a8w8_blockscale"], 1, "default"),
+    ("gemm_a8w8_blockscale", 72, 3968, 4096, SW64["gemm_a8w8_blockscale"], 1, "default"),
+    ("gemm_a8w8_blockscale", 72, 5632, 3072, SW128x64["gemm_a8w8_blockscale"], 1, "default"),
+    ("gemm_a8w8_blockscale", 72, 2048, 7168, SW96["gemm_a8w8_blockscale"], 8, "default"),
+    # exact rows measured at M = 80 / 92
+    ("gemm_a16w16", 70, 3072, 1536, SW128x64["gemm_a16w16"], 1, "table"),
+    ("gemm_a16w16", 70, 576, 7168, SW64["gemm_a16w16"], 4, "table"),
+    ("gemm_a8w8", 90, 7168, 1536, SW128x64["gemm_a8w8"], 1, "table"),
+    ("gemm_a8w8_blockscale", 90, 7168, 1536, SW128x64["gemm_a8w8_blockscale"], 1, "table"),
+    # lists ordered narrow-first are not affected: at M = 16 t64x32.sw answers on 24 tiles unsplit
+    ("gemm_a16w16", 16, 1536, 1024, "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", 1, "default"),
+])
+def test_sm90a_m65_to_96_swapped_rows_short_of_ctas_defer(op, M, N, K, kernel, split_k, source):
+    assert sm90a_lookup(op, M, N, K) == (kernel, split_k, source)
+
+
 @pytest.mark.parametrize("op, M, N, K, kernel", [
     # no row fits in one wave and the widest tile's waves are < 85% full: the fullest waves of the 128-token tiles
     ("gemm_a16w16", 1024, 5120, 4096, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a"),      # 256 / 264 against 160 / 264
