@@ -43,7 +43,12 @@ namespace flygemm {
 // shape) pairs this changes (8..20 K tiles, M = 1..64), by up to 1.7x (fp8 t128x32x128.sw 1 x 4096 x 1024
 // 8.1 -> 4.8 us, blockscale t64x32x128.sw 16 x 2048 x 2048 7.7 -> 4.8), 2.4% slower in one (blockscale
 // t128x64x128.sw 64 x 2560 x 2560). From 24 K tiles on the results split (fp8 at K = 3072 / 3584 still faster
-// unsplit, blockscale and bf16 faster split), so the rule stops there.
+// unsplit, blockscale and bf16 faster split), so the rule stops there. A blockscale .sw kernel splits from 2
+// (kMinSwappedSplitPromoting): its consumer warps, which promote every 128-K block in fp32, bound each CTA, so
+// it wants about a wave of CTAs where the others stream as fast unsplit. Measured on the H200 with t128x96.sw at
+// M = 72..96 over 48..64 weight tiles (thirty-first session's tuning, kernel time, docs/PERF.md thirty-second
+// session): split 2 against unsplit 1.12-1.54x for blockscale (7168 x 16384 36.1 against 55.6 us, 6144 x 4096
+// 14.6 against 16.4), 0.82-1.02x for bf16 / fp8.
 //
 // Bulk-ring decode kernels (metadata "w_bulk" > 0: each CTA keeps several bulk copies of its weight rows in
 // flight) run unsplit up to K = kBulkUnsplitMaxK when they have at least kBulkUnsplitMinTiles N tiles: one CTA
@@ -86,6 +91,7 @@ int64_t token_tiles(const KernelRecord& k, const Query& q) {
 int32_t auto_split_k(const KernelRecord& k, const Query& q) {
   constexpr int64_t kTargetCtas = 192;
   constexpr int64_t kMinSwappedSplit = 3;
+  constexpr int64_t kMinSwappedSplitPromoting = 2;
   constexpr int64_t kMinSwappedSliceTiles = 8;
   constexpr int64_t kBulkUnsplitMaxK = 4096;
   constexpr int64_t kBulkUnsplitMinTiles = 32;
@@ -94,7 +100,9 @@ int32_t auto_split_k(const KernelRecord& k, const Query& q) {
   int64_t split = 1;
   if (swaps_operands(k)) {
     split = one_wave(q) / swapped_tiles(k, q);
-    if (split < kMinSwappedSplit || k_tiles < kMinSwappedSplit * kMinSwappedSliceTiles) split = 1;
+    const bool promoting = std::strcmp(k.op, "gemm_a8w8_blockscale") == 0;
+    const int64_t min_split = promoting ? kMinSwappedSplitPromoting : kMinSwappedSplit;
+    if (split < min_split || k_tiles < kMinSwappedSplit * kMinSwappedSliceTiles) split = 1;
   } else if (meta_int(k, "w_bulk") > 0 && q.K <= kBulkUnsplitMaxK && n_tiles >= kBulkUnsplitMinTiles) {
     split = 1;
   } else {
