@@ -44,11 +44,12 @@ namespace flygemm {
 // 8.1 -> 4.8 us, blockscale t64x32x128.sw 16 x 2048 x 2048 7.7 -> 4.8), 2.4% slower in one (blockscale
 // t128x64x128.sw 64 x 2560 x 2560). From 24 K tiles on the results split (fp8 at K = 3072 / 3584 still faster
 // unsplit, blockscale and bf16 faster split), so the rule stops there. A blockscale .sw kernel splits from 2
-// (kMinSwappedSplitPromoting): its consumer warps, which promote every 128-K block in fp32, bound each CTA, so
-// it wants about a wave of CTAs where the others stream as fast unsplit. Measured on the H200 with t128x96.sw at
-// M = 72..96 over 48..64 weight tiles (thirty-first session's tuning, kernel time, docs/PERF.md thirty-second
-// session): split 2 against unsplit 1.12-1.54x for blockscale (7168 x 16384 36.1 against 55.6 us, 6144 x 4096
-// 14.6 against 16.4), 0.82-1.02x for bf16 / fp8.
+// (kMinSwappedSplitPromoting) over at least kSplitMinKTiles K tiles: its consumer warps, which promote every
+// 128-K block in fp32, bound each CTA, so it wants about a wave of CTAs where the others stream as fast unsplit.
+// Measured on the H200 (thirty-second session, docs/PERF.md): t128x96.sw at M = 72..96 over 48..64 weight tiles,
+// split 2 against unsplit 1.12-1.54x for blockscale (7168 x 16384 36.1 against 55.6 us, kernel time), 0.82-1.02x
+// for bf16 / fp8; then a head-start A/B over 90 changed lookups at M = 10..120 (tools/tune_specs/
+// ab-32-bs-split2.pairs, event time): 1.20x geomean (0.92-1.58) over the 45 at >= 48 K tiles, 0.99x below.
 //
 // Bulk-ring decode kernels (metadata "w_bulk" > 0: each CTA keeps several bulk copies of its weight rows in
 // flight) run unsplit up to K = kBulkUnsplitMaxK when they have at least kBulkUnsplitMinTiles N tiles: one CTA
@@ -88,6 +89,10 @@ int64_t token_tiles(const KernelRecord& k, const Query& q) {
 }
 }  // namespace
 
+// A split over fewer K tiles (128-byte tiles) leaves slices too short to pay for the split: the threshold of the
+// promoting .sw kernels' split from 2 (auto_split_k) and of swapped_row_short_of_ctas.
+constexpr int64_t kSplitMinKTiles = 48;
+
 int32_t auto_split_k(const KernelRecord& k, const Query& q) {
   constexpr int64_t kTargetCtas = 192;
   constexpr int64_t kMinSwappedSplit = 3;
@@ -101,7 +106,8 @@ int32_t auto_split_k(const KernelRecord& k, const Query& q) {
   if (swaps_operands(k)) {
     split = one_wave(q) / swapped_tiles(k, q);
     const bool promoting = std::strcmp(k.op, "gemm_a8w8_blockscale") == 0;
-    const int64_t min_split = promoting ? kMinSwappedSplitPromoting : kMinSwappedSplit;
+    const int64_t min_split =
+        promoting && k_tiles >= kSplitMinKTiles ? kMinSwappedSplitPromoting : kMinSwappedSplit;
     if (split < min_split || k_tiles < kMinSwappedSplit * kMinSwappedSliceTiles) split = 1;
   } else if (meta_int(k, "w_bulk") > 0 && q.K <= kBulkUnsplitMaxK && n_tiles >= kBulkUnsplitMinTiles) {
     split = 1;
@@ -262,7 +268,6 @@ const DispatchRow* fullest_waves_row(const KernelTable& t, const std::vector<con
 // split over 56..112 K tiles (1536..2112 x 7168: 1.13-1.49x, thirty-first session, docs/PERF.md).
 bool swapped_row_short_of_ctas(const KernelTable& t, const DispatchRow& r, const KernelRecord& k,
                                const DispatchRow& last, const Query& q) {
-  constexpr int64_t kSplitMinKTiles = 48;
   const KernelRecord* lk = record_by_name(t, last.kernel);
   if (&r == &last || !swaps_operands(k) || !lk || !swaps_operands(*lk)) return false;
   const int64_t tiles = swapped_tiles(k, q);

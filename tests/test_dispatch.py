@@ -913,6 +913,26 @@ def test_sm90a_m65_to_96_swapped_rows_short_of_ctas_defer(op, M, N, K, kernel, s
     assert sm90a_lookup(op, M, N, K) == (kernel, split_k, source)
 
 
+@pytest.mark.parametrize("M, N, K, tile, split_k", [
+    # thirty-second session: a blockscale .sw kernel splits from 2 (not 3) over >= 48 K tiles (K >= 6144 for fp8):
+    # 45..66 weight tiles x 2 slices fill about a wave (A/B over 45 such lookups: 1.20x, ab-32-bs-split2.pairs)
+    (44, 2880, 28672, "t64x64x128", 2),
+    (70, 6144, 18432, "t128x96x128", 2),
+    (20, 2880, 14336, "t64x32x128", 2),
+    (100, 2048, 28672, "t64x64x128", 2),
+    # below 48 K tiles unsplit as before (the same A/B: 0.99x there)
+    (24, 3328, 3072, "t64x32x128", 1),
+    (40, 4096, 4096, "t64x64x128", 1),
+    (84, 7168, 4096, "t128x96x128", 1),
+])
+def test_sm90a_blockscale_swapped_kernels_split_from_two_over_long_k(M, N, K, tile, split_k):
+    kernel = f"gemm_a8w8_blockscale.fp8_e4m3fn.bf16.{tile}.sk8.sw.sm90a"
+    assert sm90a_lookup("gemm_a8w8_blockscale", M, N, K) == (kernel, split_k, "default")
+    # bf16 / fp8 keep the floor of 3: the same layer's fp8 .sw pick at M = 44 stays unsplit
+    if (M, N, K) == (44, 2880, 28672):
+        assert sm90a_lookup("gemm_a8w8", M, N, K)[1] != 2
+
+
 @pytest.mark.parametrize("op, M, N, K, kernel", [
     # no row fits in one wave and the widest tile's waves are < 85% full: the fullest waves of the 128-token tiles
     ("gemm_a16w16", 1024, 5120, 4096, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a"),      # 256 / 264 against 160 / 264
