@@ -87,6 +87,9 @@ int64_t token_tiles(const KernelRecord& k, const Query& q) {
   const int64_t n_tiles = (q.N + std::max(1, k.tile_n) - 1) / std::max(1, k.tile_n);
   return std::max<int64_t>(1, m_tiles * n_tiles);
 }
+// A kernel whose consumer warps promote every 128-K block in fp32 (fp8 blockscale): those warps, not the weight
+// stream, bound each CTA, so it wants as many CTAs as one wave holds.
+bool promotes_per_k_block(const KernelRecord& k) { return std::strcmp(k.op, "gemm_a8w8_blockscale") == 0; }
 }  // namespace
 
 // A split over fewer K tiles (128-byte tiles) leaves slices too short to pay for the split: the threshold of the
@@ -105,7 +108,7 @@ int32_t auto_split_k(const KernelRecord& k, const Query& q) {
   int64_t split = 1;
   if (swaps_operands(k)) {
     split = one_wave(q) / swapped_tiles(k, q);
-    const bool promoting = std::strcmp(k.op, "gemm_a8w8_blockscale") == 0;
+    const bool promoting = promotes_per_k_block(k);
     const int64_t min_split =
         promoting && k_tiles >= kSplitMinKTiles ? kMinSwappedSplitPromoting : kMinSwappedSplit;
     if (split < min_split || k_tiles < kMinSwappedSplit * kMinSwappedSliceTiles) split = 1;
@@ -266,6 +269,12 @@ const DispatchRow* fullest_waves_row(const KernelTable& t, const std::vector<con
 // tiles (blockscale 4096 x 2048 9.5 against 6.9 us) or split 4..11 over 24..32 K tiles (bf16 4096 x 2048 at split 4
 // 10.1 against 8.7 us for t128x64.sw unsplit on 64 tiles); it won unsplit on 56 tiles (bf16 / fp8 7168 x 2048) and
 // split over 56..112 K tiles (1536..2112 x 7168: 1.13-1.49x, thirty-first session, docs/PERF.md).
+// A promoting (blockscale) row defers unsplit whenever the last row's tiles still fit in one wave: on six short / mid-K
+// layers at M = 80 / 92 (N 5632..8192, K 1536..4096; thirty-third session, tools/tune_specs/next-33.plan, kernel
+// time) t128x64.sw on 88..128 tiles beat t128x96.sw unsplit on 44..64 by 1.05-1.25x (8192 x 4096 at M = 92: 13.4
+// against 16.7 us), where bf16 / fp8 t128x96.sw had won unsplit on 56 tiles; head-start A/B over 36 changed lookups
+// at M = 72 / 88 (tools/tune_specs/ab-33-bs96.pairs, event time): 1.119x geomean, 0.99-1.25x. Past one wave
+// (11008 x 4096: 172 tiles) the 96-column tile kept its exact row.
 bool swapped_row_short_of_ctas(const KernelTable& t, const DispatchRow& r, const KernelRecord& k,
                                const DispatchRow& last, const Query& q) {
   const KernelRecord* lk = record_by_name(t, last.kernel);
@@ -274,6 +283,7 @@ bool swapped_row_short_of_ctas(const KernelTable& t, const DispatchRow& r, const
   if (swapped_tiles(*lk, q) <= tiles) return false;
   const int64_t k_tiles = q.K / std::max(1, k.tile_k);
   if (row_split_k(r, k, q) > 1) return k_tiles < kSplitMinKTiles;
+  if (promotes_per_k_block(k)) return swapped_tiles(*lk, q) <= one_wave(q);
   return tiles * 3 < one_wave(q);
 }
 

@@ -901,6 +901,12 @@ SW128x64 = {"gemm_a16w16": "gemm_a16w16.bf16.bf16.t128x64x64.sk8.sw.sm90a",
     ("gemm_a8w8_blockscale", 72, 3968, 4096, SW64["gemm_a8w8_blockscale"], 1, "default"),
     ("gemm_a8w8_blockscale", 72, 5632, 3072, SW128x64["gemm_a8w8_blockscale"], 1, "default"),
     ("gemm_a8w8_blockscale", 72, 2048, 7168, SW96["gemm_a8w8_blockscale"], 8, "default"),
+    # thirty-third session: blockscale t128x96 also defers unsplit while t128x64 (the last row) fits in one wave
+    ("gemm_a8w8_blockscale", 80, 8192, 4096, SW128x64["gemm_a8w8_blockscale"], 1, "default"),  # 64 -> 128 tiles
+    ("gemm_a8w8_blockscale", 92, 6144, 1536, SW128x64["gemm_a8w8_blockscale"], 1, "default"),  # 48 -> 96 tiles
+    ("gemm_a8w8_blockscale", 80, 8704, 2048, SW96["gemm_a8w8_blockscale"], 1, "default"),      # 136 > 132: stays
+    ("gemm_a8w8_blockscale", 80, 8192, 7168, SW96["gemm_a8w8_blockscale"], 2, "default"),      # split 2 over 56 K tiles
+    ("gemm_a16w16", 80, 6144, 1024, SW96["gemm_a16w16"], 1, "default"),     # bf16 / fp8 keep the third-of-a-wave rule
     # exact rows measured at M = 80 / 92
     ("gemm_a16w16", 70, 3072, 1536, SW128x64["gemm_a16w16"], 1, "table"),
     ("gemm_a16w16", 70, 576, 7168, SW64["gemm_a16w16"], 4, "table"),
@@ -923,7 +929,7 @@ def test_sm90a_m65_to_96_swapped_rows_short_of_ctas_defer(op, M, N, K, kernel, s
     # below 48 K tiles unsplit as before (the same A/B: 0.99x there)
     (24, 3328, 3072, "t64x32x128", 1),
     (40, 4096, 4096, "t64x64x128", 1),
-    (84, 7168, 4096, "t128x96x128", 1),
+    (84, 10240, 4096, "t128x96x128", 1),
 ])
 def test_sm90a_blockscale_swapped_kernels_split_from_two_over_long_k(M, N, K, tile, split_k):
     kernel = f"gemm_a8w8_blockscale.fp8_e4m3fn.bf16.{tile}.sk8.sw.sm90a"
@@ -931,6 +937,23 @@ def test_sm90a_blockscale_swapped_kernels_split_from_two_over_long_k(M, N, K, ti
     # bf16 / fp8 keep the floor of 3: the same layer's fp8 .sw pick at M = 44 stays unsplit
     if (M, N, K) == (44, 2880, 28672):
         assert sm90a_lookup("gemm_a8w8", M, N, K)[1] != 2
+
+
+@pytest.mark.parametrize("M, N, K, kernel, split_k, source", [
+    # thirty-third session: blockscale M = 129..256 lists t64x64.sw first while it fits in one wave (3 token tiles up
+    # to M = 192: N <= 2816; 4 up to 256: N <= 2112), then the M = 129..4096 list (A/B: 1.26x over 37 pairs, 1.32x
+    # over 12 at M = 136 / 256)
+    (176, 2048, 7168, "t64x64x128.sk8.sw", 1, "default"),
+    (176, 512, 14336, "t64x64x128.sk8.sw", 5, "default"),      # 24 tiles: the .sw split fills the wave
+    (136, 2816, 4096, "t64x64x128.sk8.sw", 1, "default"),      # 132 tiles
+    (200, 2816, 4096, "t64x128x128", 1, "default"),            # 176 tiles: the M = 129..4096 list's first row
+    (256, 2176, 4096, "t64x128x128", 1, "default"),            # 136 tiles
+    (240, 2112, 7168, "t64x64x128.sk8.sw", 1, "table"),        # its m_max = 256 exact row, re-measured
+    (257, 1024, 4096, "t64x128x128", 1, "default"),            # past the bucket
+])
+def test_sm90a_blockscale_m129_to_256_lists_the_64_row_swapped_tile_first(M, N, K, kernel, split_k, source):
+    name = f"gemm_a8w8_blockscale.fp8_e4m3fn.bf16.{kernel}.sm90a"
+    assert sm90a_lookup("gemm_a8w8_blockscale", M, N, K) == (name, split_k, source)
 
 
 @pytest.mark.parametrize("op, M, N, K, kernel", [
