@@ -141,8 +141,9 @@ def split_kernels():
 
 
 # (M, N, K): ragged M / N / K tail with 9 K tiles of 128 (64 for bf16: 17); few K tiles, so that
-# large split_k values are clamped to the K tile count; more work items than SMs.
-SPLIT_SHAPES = [(77, 264, 1040), (128, 520, 128), (200, 1032, 4096)]
+# large split_k values are clamped to the K tile count; more work items than SMs; an odd N (the partials
+# of a row are then not 8-byte aligned: stored one value at a time instead of in pairs).
+SPLIT_SHAPES = [(77, 264, 1040), (128, 520, 128), (200, 1032, 4096), (45, 131, 640)]
 
 
 @requires_cuda

@@ -390,6 +390,8 @@ def kernel_base_class():
     from cutlass.cutlass_dsl import if_generate
     from cutlass._mlir.dialects import nvvm
     from cutlass.tensor_utils import LayoutEnum
+    import _ptx  # same directory
+    stg_v2f32 = _ptx.helpers().stg_v2f32
 
     dsl_dtype = {"bf16": cutlass.BFloat16, "fp16": cutlass.Float16, "fp32": cutlass.Float32,
                  "fp8_e4m3fn": cutlass.Float8E4M3FN, "int8": cutlass.Int8}
@@ -941,12 +943,23 @@ def kernel_base_class():
         @cute.jit
         def _store_partials(self, ws_t, epi_acc, tCcC, row0, n0, N):
             """Split-K: the tile's fp32 values (scaled, no bias) to rows row0.. of the workspace,
-            straight from the accumulator registers (pairs of adjacent columns, 32-byte row
-            segments per 4 lanes); columns past N are skipped."""
-            for i in cutlass.range_constexpr(cute.size(epi_acc)):
-                n = n0 + tCcC[i][1]
-                if n < N:
-                    ws_t[(row0 + tCcC[i][0], n)] = epi_acc[i]
+            straight from the accumulator registers. A thread holds pairs of adjacent columns (wgmma
+            accumulator layout), stored as one 8-byte vector where the row is 8-byte aligned (N even),
+            so that the 4 lanes of a row fill a 32-byte sector per instruction: scalar stores wrote
+            half sectors and held the split-K pass up (LSU queue stalls; thirty-fourth session,
+            docs/PERF.md). Columns past N are skipped."""
+            if N % 2 == 0:
+                base = ws_t.iterator.toint()
+                for j in cutlass.range_constexpr(cute.size(epi_acc) // 2):
+                    n = n0 + tCcC[2 * j][1]
+                    if n < N:   # N even and n even: n + 1 < N too
+                        off = (Int64(row0 + tCcC[2 * j][0]) * N + n) * 4
+                        stg_v2f32(base + off, epi_acc[2 * j], epi_acc[2 * j + 1])
+            else:
+                for i in cutlass.range_constexpr(cute.size(epi_acc)):
+                    n = n0 + tCcC[i][1]
+                    if n < N:
+                        ws_t[(row0 + tCcC[i][0], n)] = epi_acc[i]
 
         @cute.jit
         def _store_partials_swapped(self, ws_t, epi_acc, tCcC, row0, w0, t0, W, T):

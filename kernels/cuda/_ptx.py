@@ -1,5 +1,6 @@
 """Inline-PTX building blocks shared by the CUDA families written with raw pointers
-(kernels/cuda/gemm_splitk_decode.py, gemm_mxfp.py): 16-byte global loads, shared-memory
+(kernels/cuda/gemm_splitk_decode.py, gemm_mxfp.py; the Hopper core's split-K partial stores, _hopper_gemm.py):
+16-byte global loads, shared-memory
 accesses, integer bit operations, and exact conversions of the 8-bit and MX formats
 (e4m3 -> f16, e2m1 -> bf16, E8M0 -> fp32).
 
@@ -138,6 +139,9 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
 
     def stg_f32(addr, v):
         _asm([], [Int64(addr), Float32(v)], "st.global.f32 [$0], $1;", "l,f", side=True)
+
+    def stg_v2f32(addr, a, b):
+        _asm([], [Int64(addr), Float32(a), Float32(b)], "st.global.v2.f32 [$0], {$1,$2};", "l,f,f", side=True)
 
     def stg_bf16(addr, v):
         _asm([], [Int64(addr), Float32(v)],
