@@ -66,8 +66,8 @@ at::Tensor weight_in_layout(const at::Tensor& w, WeightLayout want) {
   return w.dim() == 4 ? w.contiguous() : preshuffle(w.contiguous());
 }
 
-// FLYGEMM_FORCE_KERNEL=<name>[:split_k|:auto] pins the kernel for matching problems (used by tools/tune.py
-// to time every candidate through the real op path).
+// FLYGEMM_FORCE_KERNEL=<name>[:split_k|:auto|:sk] pins the kernel for matching problems (used by tools/tune.py
+// to time every candidate through the real op path); ":sk" (or ":-1") runs the stream-K schedule.
 std::optional<Choice> forced_kernel(const Query& q) {
   const char* env = std::getenv("FLYGEMM_FORCE_KERNEL");
   if (!env || !*env) return std::nullopt;
@@ -80,6 +80,10 @@ std::optional<Choice> forced_kernel(const Query& q) {
     return std::nullopt;
   // ":auto" (or ":0") picks the split_k a dispatch row with split_k 0 would
   const std::string tail = colon == std::string::npos ? "1" : spec.substr(colon + 1);
+  if (tail == "sk" || tail == std::to_string(kStreamK)) {
+    TORCH_CHECK(runs_stream_k(*k), "flygemm: FLYGEMM_FORCE_KERNEL asks ", k->name, " for stream-K, which it lacks");
+    return Choice{k, kStreamK, "forced"};
+  }
   const int split_k = tail == "auto" || tail == "0" ? auto_split_k(*k, q) : std::stoi(tail);
   return Choice{k, std::max(1, std::min(split_k, std::max(1, k->max_split_k))), "forced"};
 }

@@ -92,6 +92,8 @@ int64_t token_tiles(const KernelRecord& k, const Query& q) {
 bool promotes_per_k_block(const KernelRecord& k) { return std::strcmp(k.op, "gemm_a8w8_blockscale") == 0; }
 }  // namespace
 
+bool runs_stream_k(const KernelRecord& k) { return meta_int(k, "stream_k") > 0; }
+
 // A split over fewer K tiles (128-byte tiles) leaves slices too short to pay for the split: the threshold of the
 // promoting .sw kernels' split from 2 (auto_split_k) and of swapped_row_short_of_ctas.
 constexpr int64_t kSplitMinKTiles = 48;
@@ -126,8 +128,10 @@ bool satisfies(const KernelRecord& k, const Query& q) {
   return q.K % std::max(1, k.requires_k_multiple) == 0 && q.N % std::max(1, k.requires_n_multiple) == 0;
 }
 
-// The split a row runs: its own, or the automatic one for split_k = 0, within what the kernel supports.
+// The split a row runs: its own, or the automatic one for split_k = 0, within what the kernel supports; a
+// stream-K row (kStreamK) runs unsplit on a kernel without that mode.
 int32_t row_split_k(const DispatchRow& r, const KernelRecord& k, const Query& q) {
+  if (r.split_k == kStreamK) return runs_stream_k(k) ? kStreamK : 1;
   const int32_t split_k = r.split_k == 0 ? auto_split_k(k, q) : r.split_k;
   return std::max(1, std::min(split_k, std::max(1, k.max_split_k)));
 }
@@ -204,7 +208,7 @@ bool default_row_fits_one_wave(const DispatchRow& r, const KernelRecord& k, cons
 // A plain tile kernel at split 1 whose token tile is known: the rows the wave rules below weigh.
 bool plain_tile_row(const DispatchRow& r, const KernelRecord& k) {
   return !swaps_operands(k) && meta_int(k, "min_blocks_per_sm") <= 0 && k.tile_m > 0 && k.tile_n > 0 &&
-         r.split_k <= 1;
+         (r.split_k == 0 || r.split_k == 1);
 }
 
 // Share of the SM slots of its waves that a plain tile kernel's tiles fill (1: the last wave is full).

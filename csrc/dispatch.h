@@ -52,6 +52,9 @@ bool converts_mx_to_bf16(const KernelRecord& k);
 // by tile_n tokens per tile) say so in their metadata.
 bool swaps_operands(const KernelRecord& k);
 
+// Tile kernels with a stream-K mode (split_k = kStreamK; kernels/cuda/_hopper_gemm.py) say so in their metadata.
+bool runs_stream_k(const KernelRecord& k);
+
 // The split_k of a row with split_k = 0: about 192 CTAs over the N tiles (.sw kernels: at most one wave of
 // 132 CTAs over their weight-row and token tiles), at most one slice per K tile.
 int32_t auto_split_k(const KernelRecord& k, const Query& q);

@@ -24,6 +24,12 @@ enum class ScaleKind : int32_t {
   mx_e8m0,     // OCP MX: one E8M0 byte per 32 elements along K
 };
 
+// LaunchArgs::split_k / a dispatch row's split_k that runs the stream-K schedule: the persistent grid's CTAs each
+// take a contiguous run of (tile, K tile) units, whole tiles go out through the normal epilogue and the pieces of
+// tiles shared by several CTAs are summed in CTA order by a fix-up kernel (workspace: LaunchArgs::scratch, sized
+// by the record's scratch_bytes). Kernels whose meta has "stream_k": 1 (kernels/cuda/_hopper_gemm.py).
+constexpr int32_t kStreamK = -1;
+
 struct LaunchArgs {
   const void* a = nullptr;        // [M, K] (row stride lda elements; fp4: packed bytes)
   const void* w = nullptr;        // weight in the record's layout, contiguous
@@ -37,7 +43,7 @@ struct LaunchArgs {
   int64_t M = 0, N = 0, K = 0;
   int64_t lda = 0, ldo = 0;
   int64_t M_pad = 0;              // rows of each workspace slice
-  int32_t split_k = 1;
+  int32_t split_k = 1;            // slices (>= 1), or kStreamK
   ScaleKind a_scale_kind = ScaleKind::none, w_scale_kind = ScaleKind::none;
   DType bias_dtype = DType::none;
   int32_t device = 0;

@@ -179,6 +179,53 @@ def test_split_k_core_kernel_matches_oracle_and_is_deterministic(name, shape, mo
         assert torch.equal(results[0], results[1]), f"split_k={split}: not bitwise reproducible"
 
 
+def streamk_kernels():
+    """Core kernels with the stream-K schedule (meta stream_k)."""
+    try:
+        return [n for n in core_kernels() if kernel_info(n)["meta"].get("stream_k")]
+    except Exception:  # noqa: BLE001
+        return []
+
+
+# (M, N, K): the split-K shapes; fewer units than SMs (the grid shrinks, every tile is shared by several CTAs);
+# a ragged M over two token tiles (the fix-up writes the moved last tile); 80 and 133 tiles of 128 x 128 at
+# M = 128 (a partial wave and one tile past a wave: most tiles shared, then most whole); several waves.
+STREAMK_SHAPES = SPLIT_SHAPES + [(7, 136, 208), (333, 520, 1040), (128, 10240, 1024), (128, 17024, 512),
+                                 (1000, 2056, 768)]
+
+
+@requires_cuda
+@pytest.mark.parametrize("shape", STREAMK_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("name", streamk_kernels())
+def test_stream_k_core_kernel_matches_oracle_and_is_deterministic(name, shape, monkeypatch):
+    """split_k = stream-K against the oracle into a poisoned output with guard rows, the workspace (the
+    launch's scratch, from the caching allocator) poisoned first; two runs bitwise equal."""
+    k = kernel_info(name)
+    op, in_name, out_name = k["op"], k["in_dtype"], k["out_dtype"]
+    M, N, K = shape
+    if op != "gemm_a16w16" and N % (16 // TORCH_DTYPE[out_name].itemsize):
+        pytest.skip("shape outside the kernel's alignment contract")
+    args, bias, ref = reference(op, in_name, out_name, M, N, K, (M + K) % 2 == 0)
+    out_dtype = TORCH_DTYPE[out_name]
+    dev_args = [t.cuda() for t in args]
+    dev_bias = None if bias is None else bias.cuda()
+    junk = torch.full((2 * 132 * k["tile"][0] * k["tile"][1] + 4096,), float("nan"), device="cuda")
+    del junk
+    results = []
+    for _ in range(2):
+        buf, view = guarded_out(M, N, out_dtype, "cuda")
+        monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"{name}:sk")
+        getattr(torch.ops.flygemm, op + "_out")(*dev_args, dev_bias, out_dtype, out=view)
+        torch.cuda.synchronize()
+        monkeypatch.delenv("FLYGEMM_FORCE_KERNEL")
+        assert not torch.isnan(view).any(), "stream-K: output not fully written"
+        check_guards(buf, M, N, what="stream-K")
+        err = rel_fro(view, ref)
+        assert err <= 1e-2, f"{name} {shape} stream-K: rel err {err:.3e}"
+        results.append(view.clone())
+    assert torch.equal(results[0], results[1]), "stream-K: not bitwise reproducible"
+
+
 def test_forced_kernel_list_is_not_empty_when_built():
     """Collection sanity: with an extension that has sm_90a kernels, the list above is not empty."""
     if flygemm is None or not os.environ.get("FLYGEMM_EXPECT_SM90A"):

@@ -53,6 +53,7 @@ def measured_split(r: dict) -> int:
                                     r["M"], r["N"], r["K"])
 
 
+STREAM_K = -1  # split_k of the stream-K schedule (csrc/launch.h kStreamK); `--split-k 1,sk` asks for it
 DECODE_FAMILY_MAX_M = 64  # the split-K decode kernels stream the weights once per 8/16 tokens
 
 
@@ -63,7 +64,7 @@ def candidates(arch: str, op: str, in_dtype: str, out_dtype: str, split_ks: list
     return [(k["name"], s) for k in flygemm.info()["kernels"]
             if k["arch"] == arch and k["op"] == op and k["in_dtype"] == in_dtype and k["out_dtype"] == out_dtype
             and (M <= DECODE_FAMILY_MAX_M or k["meta"].get("family") != "gemm_splitk_decode")
-            for s in split_ks if s <= max(1, k["max_split_k"])]
+            for s in split_ks if (k["meta"].get("stream_k") if s == STREAM_K else s <= max(1, k["max_split_k"]))]
 
 
 def pass_orders(n: int, passes: int) -> list[list[int]]:
@@ -159,7 +160,7 @@ def main(argv=None) -> int:
     ap.add_argument("--op", default="gemm_a16w16")
     ap.add_argument("--variant", default="-")
     ap.add_argument("--shapes", required=True, help="comma-separated MxNxK")
-    ap.add_argument("--split-k", default="1", help="comma-separated split_k values to try")
+    ap.add_argument("--split-k", default="1", help="comma-separated split_k values to try (sk: stream-K)")
     ap.add_argument("--csv", help="write the winning dispatch rows here")
     ap.add_argument("--append", action="store_true", help="append to --csv (no header) instead of replacing it")
     ap.add_argument("--passes", type=int, default=1,
@@ -175,7 +176,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     device = torch.device("cuda")
     gen = torch.Generator().manual_seed(1)
-    split_ks = [int(s) for s in args.split_k.split(",")]
+    split_ks = [STREAM_K if s.strip() == "sk" else int(s) for s in args.split_k.split(",")]
     winners = []
     print(f"{'M':>6}{'N':>7}{'K':>7}  {'kernel':<46}{'sk':>3}{'us':>10}{'TFLOP/s':>9}{'GB/s':>7}"
           f"{'torch/fly':>10}{'err':>10}")

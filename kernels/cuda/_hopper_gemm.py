@@ -51,6 +51,12 @@ register file split 32 / 160 per thread by setmaxnreg), 2 otherwise (40 / 232)):
     stream, sums the S slices in slice order, adds the bias and rounds once: no atomics, bitwise
     reproducible. split_k = 1 runs exactly the plain kernel (TMA-store epilogue, no workspace).
     For shapes whose output tiles leave SMs idle (M = 128 on the narrow-N layers, N = 2112).
+  * stream-K (the same split-capable kernels without swap_ab, run-time split_k = STREAM_K = -1): the grid's
+    CTAs each take a contiguous, equal run of the tiles x K-tiles units; whole tiles take the normal
+    epilogue, and the first part of a tile shared by several CTAs adds the other parts (fp32 slots in the
+    op's scratch, each announced by a release flag) in CTA order before its epilogue: no reduce kernel, no
+    atomics on data, bitwise reproducible. The schedule and its proof obligations: streamk_first_unit and
+    tests/test_streamk_schedule.py.
   * swapped operands (param swap_ab=1, without clusters; the `.sw` kernels): the kernel
     computes out^T = W . A^T - the tile's tile_m rows are weight rows, its tile_n (32 / 64) columns
     tokens - and stores it through an M-major TMA view of the same `out` (stmatrix transposed); the
@@ -88,6 +94,53 @@ SMEM_RESERVED = 1024 + 1024
 # Largest run-time split_k of a split-K kernel (the `split` param); threads of the reduce kernel.
 MAX_SPLIT_K = 16
 REDUCE_THREADS = 256
+# Run-time split_k of a stream-K launch (csrc/launch.h kStreamK).
+STREAM_K = -1
+# A stream-K flag's value is (launch token << 32) + this: the token (the adapter's, never 0) tells this launch's
+# flags from whatever the workspace held before.
+STREAMK_FLAG_LOW = 0x5A17C3E9
+
+
+# ---------------------------------------------------------------------------------------------
+# Stream-K schedule (split_k = STREAM_K). The work is U = tiles x k_tiles units, tile-major (unit
+# tile * k_tiles + kt: K tile kt of tile `tile` in the grouped raster); the grid's C CTAs each own
+# a contiguous run of units, CTA c [first_unit(c), first_unit(c + 1)). A CTA's run is a sequence
+# of pieces, one per tile it touches, and only its first and last piece can be part of a tile:
+#   * a whole tile goes out through the normal epilogue;
+#   * a run's first piece that starts inside a tile (K tile > 0) is a later part of a tile that a lower
+#     CTA began: its fp32 partials go to workspace slot c and a release-store of flag c says so;
+#   * a piece that starts a tile but does not finish it is the tile's first part (its CTA, c_first, ends
+#     its run with it): c_first waits for the flags of CTAs c_first + 1 .. c_last (the owner of the
+#     tile's last unit), adds their slots to its registers in that order (bitwise reproducible) and
+#     stores the tile through the normal epilogue. Those CTAs computed their parts first, so the
+#     waits are short, and nothing waits on a CTA of lower index (no cycle; the grid is one CTA per SM).
+# The waiter resets each flag it consumed, so every launch leaves its flags at 0.
+# Plain integer arithmetic: the kernel traces these with DSL integers (and the DSL's min), and
+# tests/test_streamk_schedule.py runs them on Python ints.
+# ---------------------------------------------------------------------------------------------
+def streamk_first_unit(cta, ctas, units):
+    """First unit of CTA `cta`'s run (cta = ctas: the end of the last run)."""
+    return (cta * units) // ctas
+
+
+def streamk_owner(unit, ctas, units):
+    """The CTA whose run holds `unit`: the largest c with first_unit(c) <= unit."""
+    return ((unit + 1) * ctas - 1) // units
+
+
+def streamk_piece(cur, end, k_tiles, imin=min):
+    """The piece a run [cur, end) starts with: (tile, first K tile, K tile count); the next one starts at
+    cur + count."""
+    tile = cur // k_tiles
+    kt_begin = cur - tile * k_tiles
+    return tile, kt_begin, imin(end - cur, k_tiles - kt_begin)
+
+
+def streamk_slots(ctas):
+    """fp32 workspace slots (tile_m x tile_n each) of a stream-K launch over `ctas` CTAs: one per CTA, the
+    later part of a tile its run may start with; the 8-byte flags, one per CTA, follow them."""
+    return ctas
+
 
 DTYPE_ALIASES = {
     "bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16",
@@ -291,6 +344,11 @@ class GemmConfig:
     def max_split_k(self) -> int:
         return self.split or 1
 
+    @property
+    def stream_k(self) -> bool:
+        """A split-K kernel in the op's orientation also runs the stream-K schedule (split_k = STREAM_K)."""
+        return bool(self.split) and not self.swap_ab
+
     # hooks ------------------------------------------------------------------------------------
     def max_acc_regs(self) -> int:
         return 128
@@ -348,6 +406,7 @@ class GemmConfig:
                               else "cta"),
             "raster_group": self.raster_group,
             "max_split_k": self.max_split_k,
+            "stream_k": int(self.stream_k),
             "promote_k_tiles": self.promote,
             "swap_ab": bool(self.swap_ab),
             "smem_bytes": self.smem_bytes,
@@ -391,7 +450,9 @@ def kernel_base_class():
     from cutlass._mlir.dialects import nvvm
     from cutlass.tensor_utils import LayoutEnum
     import _ptx  # same directory
-    stg_v2f32 = _ptx.helpers().stg_v2f32
+    _p = _ptx.helpers()
+    stg_v2f32, ldg_cg_v2f32 = _p.stg_v2f32, _p.ldg_cg_v2f32
+    ld_acquire_b64, st_release_b64, st_relaxed_b64 = _p.ld_acquire_b64, _p.st_release_b64, _p.st_relaxed_b64
 
     dsl_dtype = {"bf16": cutlass.BFloat16, "fp16": cutlass.Float16, "fp32": cutlass.Float32,
                  "fp8_e4m3fn": cutlass.Float8E4M3FN, "int8": cutlass.Int8}
@@ -437,6 +498,7 @@ def kernel_base_class():
             self.scale_rows = cfg.scale_rows
             self.scale_stride = cfg.scale_rows + 4
             self.split_capable = cfg.split > 0
+            self.streamk_capable = cfg.stream_k
             self.promote = cfg.promote
             # arrivals on a stage's empty barrier: one per consumer warp, or one per consumer
             # thread for the blockscale mainloop (whose threads also read the stage with LDS)
@@ -595,9 +657,10 @@ def kernel_base_class():
 
             num_m_tiles = (M + (bm - 1)) // bm
             num_n_tiles = (N + (bn - 1)) // bn
+            k_tiles = (K + (bk - 1)) // bk
             num_tiles = num_m_tiles * num_n_tiles
             if cutlass.const_expr(self.split_capable):
-                num_tiles = num_tiles * split_args[2]
+                num_tiles = self._work_items(num_tiles, k_tiles, split_args[2])
             if cutlass.const_expr(self.cluster_size == 1):
                 grid = (cutlass.min(num_tiles, cutlass.max(max_ctas, 1)), 1, 1)
             else:
@@ -724,15 +787,63 @@ def kernel_base_class():
             n_idx = first_n + (r - m_idx * width)
             return m_idx, n_idx
 
-        def _num_work_tiles(self, num_m_tiles, num_n_tiles, split_k=None):
+        @cute.jit
+        def _work_items(self, num_tiles, k_tiles, split_k):
+            """Work items of a split-capable kernel: tiles x split_k slices, or for stream-K the
+            tiles x k_tiles units (also the grid's upper bound)."""
+            items = num_tiles * split_k
+            if cutlass.const_expr(self.streamk_capable):
+                if split_k < 0:
+                    items = num_tiles * k_tiles
+            return items
+
+        def _num_work_tiles(self, num_m_tiles, num_n_tiles, k_tiles, split_k=None):
             """Work items of the persistent loop: tiles (times split_k slices for a split-capable
-            config), or cluster-tiles in a cluster."""
+            config, or stream-K units), or cluster-tiles in a cluster."""
             if cutlass.const_expr(self.split_capable):
-                return num_m_tiles * num_n_tiles * split_k
+                return self._work_items(num_m_tiles * num_n_tiles, k_tiles, split_k)
             if cutlass.const_expr(self.cluster_size == 1):
                 return num_m_tiles * num_n_tiles
             cm, cn = self.cluster_mn
             return ((num_m_tiles + (cm - 1)) // cm) * ((num_n_tiles + (cn - 1)) // cn)
+
+        @cute.jit
+        def _work_range(self, first, ctas, num_m_tiles, num_n_tiles, k_tiles, split_k):
+            """The persistent loop's cursor range [cur, end): work items first, first + step, ... below
+            the item count, or for stream-K CTA `first`'s run of units (ctas = the grid)."""
+            cur = first
+            end = self._num_work_tiles(num_m_tiles, num_n_tiles, k_tiles, split_k)
+            if cutlass.const_expr(self.streamk_capable):
+                if split_k < 0:
+                    cur = streamk_first_unit(first, ctas, end)
+                    end = streamk_first_unit(first + 1, ctas, end)
+            return cur, end
+
+        @cute.jit
+        def _work_piece(self, cur, end, step, num_m_tiles, num_n_tiles, k_tiles, split_k, rank_m, rank_n):
+            """The work at cursor `cur` -> (m_idx, n_idx, first K tile, K tile count, next cursor): a tile
+            (or cluster-tile), a split-K slice, or a stream-K piece (the run's units inside one tile)."""
+            m_idx = Int32(0)
+            n_idx = Int32(0)
+            kt_begin = Int32(0)
+            k_count = k_tiles
+            nxt = cur + step
+            if cutlass.const_expr(self.streamk_capable):
+                if split_k < 0:
+                    tile, kt_begin, k_count = streamk_piece(cur, end, k_tiles, cutlass.min)
+                    m_idx, n_idx = self._tile_coord(tile, num_m_tiles, num_n_tiles)
+                    nxt = cur + k_count
+                else:
+                    m_idx, n_idx, kt_begin, k_count = self._split_item(
+                        cur, num_m_tiles, num_n_tiles, k_tiles, split_k)
+            elif cutlass.const_expr(self.split_capable):
+                m_idx, n_idx, kt_begin, k_count = self._split_item(
+                    cur, num_m_tiles, num_n_tiles, k_tiles, split_k)
+            elif cutlass.const_expr(self.cluster_size == 1):
+                m_idx, n_idx = self._tile_coord(cur, num_m_tiles, num_n_tiles)
+            else:
+                m_idx, n_idx = self._cluster_tile_coord(cur, num_m_tiles, num_n_tiles, rank_m, rank_n)
+            return m_idx, n_idx, kt_begin, k_count, nxt
 
         @cute.jit
         def _split_item(self, item: Int32, num_m_tiles: Int32, num_n_tiles: Int32,
@@ -850,6 +961,12 @@ def kernel_base_class():
                     mainloop.is_signaling_thread,
                     lambda: cute.arch.mbarrier_arrive(bar, mainloop.consumer_mask, scope=scope),
                 )
+
+        def _last_tile_shift(self, M, num_m_tiles):
+            """m_shift <= 0: rows to move the last token tile of a ragged M by (0 when M is a multiple of
+            tile_m, or M <= tile_m), so that it ends at row M (see kernel_body)."""
+            bm = self.tile_mnk[0]
+            return cutlass.max(M - bm, 0) - (num_m_tiles - 1) * bm
 
         @cute.jit
         def _row_shift(self, m_idx: Int32, num_m_tiles: Int32, m_shift: Int32):
@@ -971,6 +1088,47 @@ def kernel_base_class():
                 if (w_row < W) & (tok < T):
                     ws_t[(row0 + tok, w_row)] = epi_acc[i]
 
+        @cute.jit
+        def _add_partials(self, ws_t, epi_acc, tCcC, row0):
+            """Stream-K: epi_acc += the tile_m x tile_n fp32 slot at rows row0.. of ws_t (the layout
+            _store_partials wrote it in, column pairs as 8-byte loads from L2)."""
+            bn = self.tile_mnk[1]
+            base = ws_t.iterator.toint()
+            for j in cutlass.range_constexpr(cute.size(epi_acc) // 2):
+                off = (Int64(row0 + tCcC[2 * j][0]) * bn + tCcC[2 * j][1]) * 4
+                v = ldg_cg_v2f32(base + off)
+                epi_acc[2 * j] = epi_acc[2 * j] + v[0]
+                epi_acc[2 * j + 1] = epi_acc[2 * j + 1] + v[1]
+
+        @cute.jit
+        def _streamk_piece(self, ws_sk, flags, flag_value, epi_acc, tCcC, cur, kt_begin, k_tiles, units, cta,
+                           ctas, epi_bar, mma_tidx):
+            """Stream-K, a piece that is part of a tile (see the schedule above streamk_first_unit). A later part
+            (kt_begin > 0): partials to slot `cta`, then its flag; returns 0. The first part: waits for the flags
+            of CTAs cta + 1 .. c_last and adds their slots in that order; returns 1 (the tile is complete in
+            epi_acc and goes out through the normal epilogue)."""
+            bm = self.tile_mnk[0]
+            complete = Int32(0)
+            if kt_begin > 0:
+                self._store_partials(ws_sk, epi_acc, tCcC, cta * bm, 0, self.tile_mnk[1])
+                # every consumer thread's partials are written before the one release-store of the flag
+                epi_bar.arrive_and_wait()
+                if mma_tidx == 0:
+                    st_release_b64(flags + Int64(cta) * 8, flag_value)
+            else:
+                tile = cur // k_tiles
+                c_last = streamk_owner((tile + 1) * k_tiles - 1, ctas, units)
+                for c in cutlass.range(cta + 1, c_last + 1, unroll=1):
+                    if mma_tidx == 0:
+                        while ld_acquire_b64(flags + Int64(c) * 8) != flag_value:
+                            pass
+                        st_relaxed_b64(flags + Int64(c) * 8, Int64(0))   # consumed: left clean
+                    # the acquire of one thread, then the barrier, orders every thread's reads of the slot
+                    epi_bar.arrive_and_wait()
+                    self._add_partials(ws_sk, epi_acc, tCcC, c * bm)
+                complete = Int32(1)
+            return complete
+
         # ---------------------------------------------------------------- device kernel body
         @cute.jit
         def kernel_body(
@@ -1091,7 +1249,12 @@ def kernel_base_class():
             m_shift = Int32(0)
             gA_last, gC_last = gA, gC
             if cutlass.const_expr(not self.swap_ab):
-                m_shift = cutlass.max(M - bm, 0) - (num_m_tiles - 1) * bm
+                m_shift = self._last_tile_shift(M, num_m_tiles)
+                if cutlass.const_expr(self.streamk_capable):
+                    if split_k < 0:
+                        # stream-K: a tile's first part may sum its parts in another order than a whole tile
+                        # does, so tiles must not overlap (two CTAs' stores of one row could differ in the last bit)
+                        m_shift = Int32(0)
                 gA_last = cute.local_tile(cute.domain_offset((m_shift, 0), mA), (bm, bk), (None, None))
                 gC_last = cute.local_tile(cute.domain_offset((m_shift, 0), mC), (bm, bn), (None, None))
 
@@ -1110,6 +1273,8 @@ def kernel_base_class():
                 tile_first = bidx
                 tile_step = gdim
                 a_mcast_mask = None
+                rank_m = Int32(0)   # no cluster: unused by _work_piece
+                rank_n = Int32(0)
             else:
                 # cluster (cm, cn, 1): CTA rank = m + cm * n, as %cluster_ctarank for a cluster
                 # shape (cm, cn, 1) and the multicast masks expect.  A multicast operand's smem
@@ -1156,18 +1321,11 @@ def kernel_base_class():
                             cpasync.CopyG2SOp(), Float32, num_bits_per_copy=32)
                     prod_state = pipeline.make_pipeline_state(
                         pipeline.PipelineUserType.Producer, self.stages)
-                    tile = tile_first
-                    while tile < self._num_work_tiles(num_m_tiles, num_n_tiles, split_k):
-                        kt_begin = Int32(0)
-                        k_count = k_tiles
-                        if cutlass.const_expr(self.split_capable):
-                            m_idx, n_idx, kt_begin, k_count = self._split_item(
-                                tile, num_m_tiles, num_n_tiles, k_tiles, split_k)
-                        elif cutlass.const_expr(self.cluster_size == 1):
-                            m_idx, n_idx = self._tile_coord(tile, num_m_tiles, num_n_tiles)
-                        else:
-                            m_idx, n_idx = self._cluster_tile_coord(
-                                tile, num_m_tiles, num_n_tiles, rank_m, rank_n)
+                    cur, end = self._work_range(tile_first, tile_step, num_m_tiles, num_n_tiles, k_tiles,
+                                                split_k)
+                    while cur < end:
+                        m_idx, n_idx, kt_begin, k_count, nxt = self._work_piece(
+                            cur, end, tile_step, num_m_tiles, num_n_tiles, k_tiles, split_k, rank_m, rank_n)
                         tAgA_t = tAgA[(None, m_idx, None)]
                         tBgB_t = tBgB[(None, n_idx, None)]
                         row_shift = self._row_shift(m_idx, num_m_tiles, m_shift)
@@ -1225,7 +1383,7 @@ def kernel_base_class():
                                 cute.arch.cp_async_mbarrier_arrive_noinc(sbar + prod_state.index)
                             mainloop.producer_commit(prod_state)
                             prod_state.advance()
-                        tile += tile_step
+                        cur = nxt
                     # do not exit while TMA writes into this CTA's smem may be pending
                     mainloop.producer_tail(prod_state)
 
@@ -1316,6 +1474,13 @@ def kernel_base_class():
                     ws_n = M if self.swap_ab else N
                     ws_t = cute.make_tensor(ws_ptr, cute.make_layout((split_k * M_pad, ws_n),
                                                                      stride=(Int64(ws_n), 1)))
+                if cutlass.const_expr(self.streamk_capable):
+                    # stream-K: streamk_slots(grid) tile_m x tile_n fp32 slots, then one 8-byte flag per CTA;
+                    # the launch token comes in M_pad (unused by stream-K otherwise)
+                    ws_sk = cute.make_tensor(ws_ptr, cute.make_layout((streamk_slots(gdim) * bm, bn),
+                                                                      stride=(bn, 1)))
+                    sk_flags = ws_ptr.toint() + Int64(streamk_slots(gdim)) * (bm * bn * 4)
+                    sk_flag_value = Int64(M_pad) * 4294967296 + STREAMK_FLAG_LOW
 
                 if cutlass.const_expr(self.teams > 1):
                     # the stages of the other team's tiles pass by: skip them in the ring
@@ -1324,10 +1489,9 @@ def kernel_base_class():
                     release_state.advance(k_tiles * team)
                 epi_count = Int32(0)
                 tiles_done = Int32(0)
-                tile = tile_first + team * tile_step
-                while tile < self._num_work_tiles(num_m_tiles, num_n_tiles, split_k):
-                    k_count = k_tiles
-                    slice_row0 = Int32(0)
+                cur, end = self._work_range(tile_first + team * tile_step, tile_step, num_m_tiles, num_n_tiles,
+                                            k_tiles, split_k)
+                while cur < end:
                     if cutlass.const_expr(self.teams > 1):
                         # Ping-pong turns: a team starts its mainloop only after the other team has
                         # waited on every stage of its previous tile.  Without the turns a team would
@@ -1337,15 +1501,9 @@ def kernel_base_class():
                         # (j >= 1) team 1's tile j - 1.
                         if tiles_done + team > 0:
                             cute.arch.mbarrier_wait(order_bar + team, (tiles_done + team + 1) % 2)
-                    if cutlass.const_expr(self.split_capable):
-                        m_idx, n_idx, kt_begin, k_count = self._split_item(
-                            tile, num_m_tiles, num_n_tiles, k_tiles, split_k)
-                        slice_row0 = (tile // (num_m_tiles * num_n_tiles)) * M_pad
-                    elif cutlass.const_expr(self.cluster_size == 1):
-                        m_idx, n_idx = self._tile_coord(tile, num_m_tiles, num_n_tiles)
-                    else:
-                        m_idx, n_idx = self._cluster_tile_coord(
-                            tile, num_m_tiles, num_n_tiles, rank_m, rank_n)
+                    m_idx, n_idx, kt_begin, k_count, nxt = self._work_piece(
+                        cur, end, tile_step * self.teams, num_m_tiles, num_n_tiles, k_tiles, split_k, rank_m,
+                        rank_n)
                     row_shift = self._row_shift(m_idx, num_m_tiles, m_shift)  # the tile's first row: m_idx * bm + it
 
                     if cutlass.const_expr(self.mainloop_kind == "plain" and self.promote > 0):
@@ -1471,14 +1629,27 @@ def kernel_base_class():
                             sn = cutlass.min(sn0 + tCcC[i][1], N - 1)
                             epi_acc[i] = epi_acc[i] * sa_e[sm * a_step] * sw_e[sn * w_step]
                     if cutlass.const_expr(self.split_capable):
-                        if split_k > 1:
+                        to_out = Int32(1)
+                        if k_count < k_tiles:
+                            # a split-K slice (split_k > 1: fp32 partials for the reduce kernel) or a
+                            # stream-K part of a tile (the first part gathers the others and goes out)
+                            to_out = Int32(0)
+                            slice_row0 = (cur // (num_m_tiles * num_n_tiles)) * M_pad
                             if cutlass.const_expr(self.swap_ab):
                                 self._store_partials_swapped(ws_t, epi_acc, tCcC, slice_row0,
                                                              m_idx * bm, n_idx * bn, M, N)
+                            elif cutlass.const_expr(self.streamk_capable):
+                                if split_k < 0:
+                                    to_out = self._streamk_piece(
+                                        ws_sk, sk_flags, sk_flag_value, epi_acc, tCcC, cur, kt_begin, k_tiles,
+                                        num_m_tiles * num_n_tiles * k_tiles, bidx, gdim, epi_bar, mma_tidx)
+                                else:
+                                    self._store_partials(ws_t, epi_acc, tCcC,
+                                                         slice_row0 + m_idx * bm + row_shift, n_idx * bn, N)
                             else:
                                 self._store_partials(ws_t, epi_acc, tCcC, slice_row0 + m_idx * bm + row_shift,
                                                      n_idx * bn, N)
-                        else:
+                        if to_out != 0:
                             epi_count = self._store_tile_at(
                                 epi_acc, tCcC, has_bias, bias_t, bias_len, gC, gC_last, row_shift, m_idx,
                                 n_idx, tma_atom_c, sC, tiled_copy_r2s, tRS_sD, tRS_rAcc, tRS_rD, tRS_rD_out,
@@ -1491,7 +1662,7 @@ def kernel_base_class():
                     if cutlass.const_expr(self.teams > 1):
                         read_state.advance(k_tiles * (self.teams - 1))
                         release_state.advance(k_tiles * (self.teams - 1))
-                    tile += tile_step * self.teams
+                    cur = nxt
                     tiles_done += 1
 
                 if is_store_warp:
@@ -1619,6 +1790,41 @@ def checked_epilogue_layout(fam: Family, cfg: GemmConfig, cache_dir: pathlib.Pat
 # C++ adapter
 # ---------------------------------------------------------------------------------------------
 ADAPTER_LAUNCH = r"""
+namespace {
+namespace @IDENT@_detail {
+// Stream-K (split_k = flygemm::kStreamK): the grid's CTAs, min(units, SMs) over tiles x K tiles units
+// (kernels/cuda/_hopper_gemm.py, streamk_first_unit); 0 when the kernel has no stream-K mode or the unit
+// arithmetic ((unit + 1) x CTAs) would leave int32: the launch then runs unsplit.
+inline long long streamk_ctas(const flygemm::LaunchArgs& args, int sms) {
+  if (!kHasStreamK || args.split_k != flygemm::kStreamK || args.M <= 0 || args.N <= 0 || args.K <= 0 || sms <= 0)
+    return 0;
+  const long long units = ((args.M + kTileM - 1) / kTileM) * ((args.N + kTileN - 1) / kTileN) *
+                          ((args.K + kTileK - 1) / kTileK);
+  const long long ctas = units < sms ? units : sms;
+  return units <= 0x7fffffffLL / (ctas + 1) ? ctas : 0;
+}
+inline long long streamk_workspace_bytes(long long ctas) {  // the fp32 slots, then an 8-byte flag per CTA
+  return ctas * (kStreamKSlotsPerCta * kTileM * kTileN * 4 + 8);
+}
+// A launch's token for its stream-K flags (never 0: a flag is (token << 32) + a constant): distinct per launch,
+// so a flag left by an interrupted earlier launch on the same memory cannot pass for this launch's.
+inline int32_t next_streamk_token() {
+  static uint32_t counter = 0;
+  uint32_t t = __atomic_add_fetch(&counter, 1u, __ATOMIC_RELAXED) & 0x7fffffffu;
+  return (int32_t)(t ? t : 1);
+}
+}  // namespace @IDENT@_detail
+}  // namespace
+
+// Stream-K: the fp32 slots of the later parts of tiles shared by two or more CTAs and the CTAs' flags (the op
+// layer allocates them as LaunchArgs::scratch); 0 for any other launch.
+static int64_t @IDENT@_scratch_bytes(const flygemm::LaunchArgs& args) {
+  using namespace @IDENT@_detail;
+  if (!kHasStreamK || args.split_k != flygemm::kStreamK) return 0;
+  char err[64];
+  return streamk_workspace_bytes(streamk_ctas(args, loaded_sm_count(args.device, err, sizeof(err))));
+}
+
 static int @IDENT@_launch(const flygemm::LaunchArgs& args, char* err, int err_len) {
   using namespace @IDENT@_detail;
   const long long M = args.M, N = args.N, K = args.K, lim = 0x7fffffffLL;
@@ -1636,13 +1842,15 @@ static int @IDENT@_launch(const flygemm::LaunchArgs& args, char* err, int err_le
   if (!args.a || !args.w || !args.out) return fail(err, err_len, "null a, w or out pointer");
   if (!aligned(args.a, 16) || !aligned(args.w, 16) || !aligned(args.out, 16))
     return fail(err, err_len, "a, w and out must be 16-byte aligned (TMA)");
-  if (args.split_k < 1) return fail(err, err_len, "split_k must be >= 1");
+  const bool stream_k = args.split_k == flygemm::kStreamK;
+  if (args.split_k < 1 && !stream_k) return fail(err, err_len, "split_k must be >= 1 or kStreamK (-1)");
+  if (stream_k && !kHasStreamK) return fail(err, err_len, "split_k = kStreamK: this kernel has no stream-K mode");
   if (kMaxSplitK == 1 && args.split_k != 1)
     return fail(err, err_len, "split_k must be 1 (this kernel has no split-K mode)");
   // split-K: at most kMaxSplitK slices and no more than K tiles (no slice is empty); the reduce
   // kernel indexes M * N in int32, so a larger output runs unsplit (same result, one rounding).
   const long long k_tiles = (K + kTileK - 1) / kTileK;
-  long long want_split = args.split_k < kMaxSplitK ? args.split_k : kMaxSplitK;
+  long long want_split = stream_k ? 1 : (args.split_k < kMaxSplitK ? args.split_k : kMaxSplitK);
   if (want_split > k_tiles) want_split = k_tiles;
   if (M * N > lim - 256) want_split = 1;
   int32_t split_k = (int32_t)want_split;
@@ -1664,6 +1872,13 @@ static int @IDENT@_launch(const flygemm::LaunchArgs& args, char* err, int err_le
 @CHECKS@
   const int sms = loaded_sm_count(args.device, err, err_len);
   if (sms <= 0) return -1;
+  if (const long long ctas = streamk_ctas(args, sms)) {  // else stream-K runs unsplit
+    if (!args.scratch || args.scratch_bytes < streamk_workspace_bytes(ctas) || !aligned(args.scratch, 16))
+      return fail(err, err_len, "stream-K needs the record's scratch_bytes of 16-byte aligned scratch");
+    ws_ptr = args.scratch;
+    split_k = flygemm::kStreamK;
+    m_pad = next_streamk_token();  // the kernel reads stream-K's launch token from M_pad
+  }
   // Same packing as cute_dsl_@IDENT@_wrapper in @HEADER@. The launcher encodes the TMA
   // descriptors on the host and returns cudaLaunchKernelEx's status
   // (grid = min(#tiles, #SMs), @THREADS@ threads, @SMEM@ bytes of dynamic shared memory).
@@ -1693,7 +1908,8 @@ def adapter_cpp(fam: Family, ident: str, name: str, header_rel: str, ciface: str
     checks = fam.adapter_checks.strip("\n")
     constants = (f"constexpr long long kTileM = {cfg.tile_m}, kTileN = {cfg.tile_n}, "
                  f"kTileK = {cfg.tile_k}, kOutBytes = {DTYPE_BYTES[cfg.out_dtype]}, "
-                 f"kMaxSplitK = {cfg.max_split_k};")
+                 f"kMaxSplitK = {cfg.max_split_k}, kStreamKSlotsPerCta = {streamk_slots(1)};\n"
+                 f"constexpr bool kHasStreamK = {'true' if cfg.stream_k else 'false'};")
     text = cx.adapter_prelude(ident, name, fam.source_file.name, header_rel, ciface, constants)
     text += ADAPTER_LAUNCH.replace("@CHECKS@\n", checks + "\n" if checks else "")
     for k, v in {
@@ -1762,6 +1978,7 @@ def build(fam: Family, spec: dict, out_dir: pathlib.Path) -> dict:
         "requires_k_multiple": fam.k_align,
         "requires_n_multiple": 1,
         "max_split_k": cfg.max_split_k,
+        "scratch_fn": cfg.stream_k,   # registry: the record's scratch_bytes is @IDENT@_scratch_bytes
     }
     # Kept next to the objects for tools that only have the directory (selftest).
     (out_dir / "adapter.cpp").write_text(adapter)

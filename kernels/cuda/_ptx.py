@@ -1,5 +1,6 @@
 """Inline-PTX building blocks shared by the CUDA families written with raw pointers
-(kernels/cuda/gemm_splitk_decode.py, gemm_mxfp.py; the Hopper core's split-K partial stores, _hopper_gemm.py):
+(kernels/cuda/gemm_splitk_decode.py, gemm_mxfp.py; the Hopper core's split-K partial stores and stream-K flags,
+_hopper_gemm.py):
 16-byte global loads, shared-memory
 accesses, integer bit operations, and exact conversions of the 8-bit and MX formats
 (e4m3 -> f16, e2m1 -> bf16, E8M0 -> fp32).
@@ -142,6 +143,22 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
 
     def stg_v2f32(addr, a, b):
         _asm([], [Int64(addr), Float32(a), Float32(b)], "st.global.v2.f32 [$0], {$1,$2};", "l,f,f", side=True)
+
+    def ldg_cg_v2f32(addr):
+        """Two floats from L2 (.cg: no L1 line that another CTA's later writes could leave stale)."""
+        r = _asm([T.f32()] * 2, [Int64(addr)], "ld.global.cg.v2.f32 {$0,$1}, [$2];", "=f,=f,l,~{memory}",
+                 side=True)
+        return [Float32(x) for x in r]
+
+    def ld_acquire_b64(addr):
+        return Int64(_asm([T.i64()], [Int64(addr)], "ld.acquire.gpu.global.b64 $0, [$1];", "=l,l,~{memory}",
+                          side=True))
+
+    def st_release_b64(addr, v):
+        _asm([], [Int64(addr), Int64(v)], "st.release.gpu.global.b64 [$0], $1;", "l,l,~{memory}", side=True)
+
+    def st_relaxed_b64(addr, v):
+        _asm([], [Int64(addr), Int64(v)], "st.relaxed.gpu.global.b64 [$0], $1;", "l,l,~{memory}", side=True)
 
     def stg_bf16(addr, v):
         _asm([], [Int64(addr), Float32(v)],
