@@ -445,7 +445,7 @@ def test_empty_tables_raise_not_implemented():
 
 
 def test_bad_csv_is_rejected():
-    with pytest.raises(RuntimeError, match="kernel line needs 8, 10, 11, 12, 14 or 16 fields"):
+    with pytest.raises(RuntimeError, match="kernel line needs 8, 10, 11, 12, 14, 16 or 17 fields"):
         lookup(8, kernels="k,gfx942,gemm_a8w8\n")
     with pytest.raises(RuntimeError, match="row line needs 9 fields"):
         lookup(8, rows="gfx942,gemm_a8w8,fp8_e4m3fnuz\n")
@@ -575,8 +575,9 @@ def sm90a_tables(op="gemm_mxfp4"):
         else:
             max_split = params.get("split", 1)
         swap = params.get("swap_ab", 0)
+        stream_k = int(max_split > 1 and not swap and r[1] != "gemm_splitk_decode")  # GemmConfig.stream_k
         kernels.append(f"{r[0]},sm_90a,{r[2]},{r[3]},{r[4]},{k_multiple},1,{max_split},{r[7]},{r[8]},{r[5]},,{r[6]},"
-                       f"{swap},{per_sm},{bulk}")
+                       f"{swap},{per_sm},{bulk},{stream_k}")
     rows = [",".join(r[:9]) for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.csv")
                                                if line.startswith(f"sm_90a,{op},"))]
     return "\n".join(kernels) + "\n", "\n".join(rows) + "\n"
@@ -1040,3 +1041,24 @@ def test_sm90a_decode_rows_of_the_twentieth_and_twenty_first_sessions(op, in_dty
     kernels, rows = sm90a_tables(op)
     assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype) == (
         kernel, split_k, "table")
+
+
+def test_a_stream_k_row_runs_stream_k_only_on_a_kernel_with_the_mode():
+    """split_k = -1 (csrc/launch.h kStreamK) in a row: the stream-K schedule where the kernel's metadata offers it
+    (17th kernel field), else unsplit."""
+    kernels = ("k_sk,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,8,128,128,plain,,128,0,0,0,1\n"
+               "k_nosk,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,8,128,128,plain,,128,0,0,0,0\n")
+    for name, want in (("k_sk", -1), ("k_nosk", 1)):
+        rows = f"sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,128,10240,8192,{name},-1\n"
+        got = lookup(128, 10240, 8192, kernels=kernels, rows=rows, arch="sm_90a", in_dtype="fp8_e4m3fn")
+        assert got == (name, want, "table")
+
+
+@pytest.mark.parametrize("N, K", [(36864, 7168), (57344, 8192)])
+def test_sm90a_blockscale_m128_stream_k_rows_of_the_thirty_fifth_session(N, K):
+    """The two M = 128 layers where stream-K beat the table's pick (docs/PERF.md, thirty-fifth session) answer
+    M = 97..128 with the t128x128 split-K kernel's stream-K schedule; M = 96 keeps the default rows."""
+    kernel = "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sk8.sm90a"
+    assert sm90a_lookup("gemm_a8w8_blockscale", 128, N, K) == (kernel, -1, "table")
+    assert sm90a_lookup("gemm_a8w8_blockscale", 97, N, K) == (kernel, -1, "table")
+    assert sm90a_lookup("gemm_a8w8_blockscale", 96, N, K)[1] != -1
