@@ -389,6 +389,19 @@ def test_image_kernels_cuda_graph_replay(op, split_k, monkeypatch):
                           replays=20)
 
 
+@requires_cuda
+@pytest.mark.parametrize("kernel", ["gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sk8.sm90a",
+                                    "gemm_a16w16.bf16.bf16.t128x128x64.sk8.sm90a"])
+def test_stream_k_cuda_graph_replay(kernel, monkeypatch):
+    """The stream-K schedule (split_k -1; kernels/cuda/_hopper_gemm.py) captured in a CUDA graph: its scratch (the
+    later parts' slots and the flags) allocated inside the captured region and its flag token fixed in the graph;
+    the reader resets every flag it consumed, so each of 20 replays with new inputs equals an eager run. 32 tiles of
+    16 / 32 K tiles over 132 CTAs: every tile is shared by about four CTAs."""
+    if not any(k["name"] == kernel for k in flygemm.info()["kernels"]):
+        pytest.skip(f"{kernel} not in this build")
+    graph_replay_case(kernel.split(".")[0], 128, 4096, 2048, f"{kernel}:sk", monkeypatch, replays=20)
+
+
 def graph_replay_case(op, M, N, K, force, monkeypatch, replays=100):
     monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", force)
     flygemm.warmup("cuda")
