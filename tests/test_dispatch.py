@@ -1054,11 +1054,28 @@ def test_a_stream_k_row_runs_stream_k_only_on_a_kernel_with_the_mode():
         assert got == (name, want, "table")
 
 
-@pytest.mark.parametrize("N, K", [(36864, 7168), (57344, 8192)])
+@pytest.mark.parametrize("N, K", [(57344, 8192)])
 def test_sm90a_blockscale_m128_stream_k_rows_of_the_thirty_fifth_session(N, K):
-    """The two M = 128 layers where stream-K beat the table's pick (docs/PERF.md, thirty-fifth session) answer
-    M = 97..128 with the t128x128 split-K kernel's stream-K schedule; M = 96 keeps the default rows."""
+    """The M = 128 layer where stream-K beat the table's pick (docs/PERF.md, thirty-fifth session; its 36864 x 7168
+    row went to a 96-wide tile in the thirty-sixth) answers M = 97..128 with the t128x128 split-K kernel's stream-K
+    schedule; M = 96 keeps the default rows."""
     kernel = "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sk8.sm90a"
     assert sm90a_lookup("gemm_a8w8_blockscale", 128, N, K) == (kernel, -1, "table")
     assert sm90a_lookup("gemm_a8w8_blockscale", 97, N, K) == (kernel, -1, "table")
     assert sm90a_lookup("gemm_a8w8_blockscale", 96, N, K)[1] != -1
+
+
+@pytest.mark.parametrize("M, N, K, tile", [
+    (128, 10240, 8192, "t128x96x128"),     # 80 tiles of 128 columns, 107 of 96
+    (128, 24576, 1536, "t128x96x128"),
+    (128, 36864, 7168, "t128x96x128"),
+    (128, 28672, 4096, "t128x112x128"),
+    (97, 28672, 4096, "t128x112x128"),     # the m_max = 128 row answers M = 97..128
+    (1024, 7168, 16384, "t128x112x128"),   # 3.4 waves of 128-column tiles, 3.9 of 112
+    (1024, 7168, 18432, "t128x112x128"),
+])
+def test_sm90a_blockscale_rows_with_tiles_crossing_a_w_scale_block(M, N, K, tile):
+    """Rows of the thirty-sixth session (docs/PERF.md): token tiles 96 / 112 columns wide, which cross a 128-row
+    w_scale block, where the head-start A/B against the table's pick won by 4-16%."""
+    assert sm90a_lookup("gemm_a8w8_blockscale", M, N, K) == (
+        f"gemm_a8w8_blockscale.fp8_e4m3fn.bf16.{tile}.sm90a", 1, "table")

@@ -142,6 +142,34 @@ def streamk_slots(ctas):
     return ctas
 
 
+# ---------------------------------------------------------------------------------------------
+# Block scales across a tile (mainloop "blockscale", token-major tiles): w_scale has one value per
+# 128 weight rows, i.e. per 128 output columns. A tile_n that divides 128 never crosses a 128-column
+# block; other widths (80, 96, 112: more tiles per wave than 128, fewer idle SMs in the last wave)
+# cross at most one boundary, which lies on an n8 column atom because tile starts are multiples of
+# 16. A stage then holds both blocks' w_scale, and the promotion uses the first for the tile's first
+# `first_block_atoms` atoms and the second for the rest. That count is one of a few values fixed per
+# tile, so the kernel branches once per K block to a promotion unrolled for it (no per-value select).
+# Plain integer arithmetic, traced by the kernel and run on Python ints by tests/test_blockscale_tiles.py.
+# ---------------------------------------------------------------------------------------------
+SCALE_BLOCK = 128
+
+
+def w_scale_blocks(tile_n):
+    """w_scale blocks a tile_n-wide tile can touch: 1 where tile_n divides 128, else 2."""
+    return 1 if SCALE_BLOCK % tile_n == 0 else 2
+
+
+def first_block_atoms(n0, tile_n, imin=min):
+    """n8 column atoms of the tile starting at column n0 that lie in n0's 128-column block."""
+    return imin(tile_n, SCALE_BLOCK - n0 % SCALE_BLOCK) // 8
+
+
+def first_block_atom_counts(tile_n):
+    """Every value first_block_atoms takes over the tiles n0 = t * tile_n (they repeat every 128 tiles)."""
+    return tuple(sorted({first_block_atoms(t * tile_n, tile_n) for t in range(SCALE_BLOCK)}))
+
+
 DTYPE_ALIASES = {
     "bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16",
     "fp16": "fp16", "f16": "fp16", "half": "fp16", "float16": "fp16", "torch.float16": "fp16",
@@ -198,8 +226,10 @@ class GemmConfig:
 
         if self.tile_m not in (64, 128, 192, 256):
             raise ValueError(f"{fam}: tile_m must be 64, 128, 192 or 256, got {self.tile_m}")
-        if self.tile_n % 32 != 0 or not (32 <= self.tile_n <= 256):
-            raise ValueError(f"{fam}: tile_n must be a multiple of 32 in [32, 256], got {self.tile_n}")
+        # tile_n: a multiple of 16 (the 16-column epilogue sub-tile of tiles that are not a multiple
+        # of 32; wgmma takes any multiple of 8)
+        if self.tile_n % 16 != 0 or not (32 <= self.tile_n <= 256):
+            raise ValueError(f"{fam}: tile_n must be a multiple of 16 in [32, 256], got {self.tile_n}")
         # 64, 128 or 256 bytes of K per row: SW64 / SW128 / 2 x SW128 shared-memory atoms, and a
         # multiple of the wgmma K (16 for 16-bit inputs, 32 for 8-bit inputs = 32 bytes).
         allowed_k = tuple(b // in_b for b in (64, 128, 256))
@@ -315,10 +345,10 @@ class GemmConfig:
         self.threads = 128 * (1 + self.consumer_wgs)
         self.check_family()
 
-        # Epilogue sub-tile: rows of a team's warpgroups x 32 columns; each team has its own
-        # epi_stages buffers (ping-pong teams store concurrently).
+        # Epilogue sub-tile: rows of a team's warpgroups x 32 columns (16 where tile_n is an odd
+        # multiple of 16); each team has its own epi_stages buffers (ping-pong teams store concurrently).
         self.epi_m = min(64 * self.mma_wg, self.tile_m)
-        self.epi_n = 32
+        self.epi_n = 32 if self.tile_n % 32 == 0 else 16
         out_b = DTYPE_BYTES[self.out_dtype]
         self.stage_bytes = (self.tile_m + self.tile_n) * self.tile_k * in_b + self.extra_stage_bytes()
         epi_buf = self.epi_m * self.epi_n * out_b * self.teams
@@ -497,6 +527,11 @@ def kernel_base_class():
             # blockscale: fp32 scales per stage in smem: scale_rows a_scale values, then w_scale
             self.scale_rows = cfg.scale_rows
             self.scale_stride = cfg.scale_rows + 4
+            # w_scale values per stage (2: the tile may cross a 128-column block) and the counts of
+            # first-block column atoms the promotion is unrolled for
+            straddles = cfg.MAINLOOP == "blockscale" and not cfg.swap_ab
+            self.w_scale_blocks = w_scale_blocks(cfg.tile_n) if straddles else 1
+            self.first_atom_counts = first_block_atom_counts(cfg.tile_n)
             self.split_capable = cfg.split > 0
             self.streamk_capable = cfg.stream_k
             self.promote = cfg.promote
@@ -566,6 +601,13 @@ def kernel_base_class():
         def bs_slot(self, i):
             """blockscale: the scale slot of accumulator value i."""
             return self.acc_col_slot(i) if self.swap_ab else self.acc_row_slot(i)
+
+        def bs_promote_slot(self, i, first_atoms):
+            """blockscale: index in s_row of value i's combined scale when the tile's first
+            `first_atoms` n8 column atoms are in its first w_scale block and the rest in the next."""
+            atom = (i % (self.tile_mnk[1] // 2)) // 4
+            second = 1 if (self.w_scale_blocks > 1 and atom >= first_atoms) else 0
+            return second * self.bs_scale_slots() + self.bs_slot(i)
 
         def check_layouts(self, threads):
             """Trace-time check (static thread indices): for every epilogue sub-tile e and value v
@@ -899,10 +941,13 @@ def kernel_base_class():
 
         @cute.jit
         def _bs_load_scales(self, sS, stage, s_row, thr_row0, lane):
-            """blockscale: s_row[r] = a_scale of the thread's scale slot r x the stage's w_scale."""
-            sw_k = sS[(self.scale_rows, stage)]
-            for r in cutlass.range_constexpr(cute.size(s_row)):
-                s_row[r] = sS[(self.bs_scale_index(r, thr_row0, lane), stage)] * sw_k
+            """blockscale: s_row[b * slots + r] = a_scale of the thread's scale slot r x the stage's
+            w_scale of block b (b = 0, or 0 and 1 for a tile that may cross a 128-column block)."""
+            slots = self.bs_scale_slots()
+            for r in cutlass.range_constexpr(slots):
+                sa_r = sS[(self.bs_scale_index(r, thr_row0, lane), stage)]
+                for b in cutlass.range_constexpr(self.w_scale_blocks):
+                    s_row[b * slots + r] = sa_r * sS[(self.scale_rows + b, stage)]
 
         @cute.jit
         def _bs_issue(self, mainloop, read_state, sbar, sS, tiled_mma, tCrA, tCrB, acc_blk, s_row,
@@ -927,10 +972,32 @@ def kernel_base_class():
             return tiled_mma
 
         @cute.jit
-        def _bs_promote(self, acc, acc_blk, s_row):
-            """fp32 promotion of one K block: acc += acc_blk * scale of the value's row (column)."""
+        def _bs_promote(self, acc, acc_blk, s_row, first_atoms):
+            """fp32 promotion of one K block: acc += acc_blk * scale of the value's row (column) and
+            w_scale block. `first_atoms`: the tile's column atoms in its first w_scale block (run
+            time, one of first_atom_counts; unused where the tile lies in one block)."""
+            if cutlass.const_expr(self.w_scale_blocks == 1):
+                self._bs_promote_fixed(acc, acc_blk, s_row, self.tile_mnk[1] // 8)
+            else:
+                self._bs_promote_branch(acc, acc_blk, s_row, first_atoms, self.first_atom_counts)
+
+        @cute.jit
+        def _bs_promote_branch(self, acc, acc_blk, s_row, first_atoms, counts: cutlass.Constexpr):
+            """Binary search of `first_atoms` over the static `counts`, down to the promotion
+            unrolled for it (a warp-uniform branch of depth log2(len(counts)) per K block)."""
+            if cutlass.const_expr(len(counts) == 1):
+                self._bs_promote_fixed(acc, acc_blk, s_row, counts[0])
+            else:
+                half = len(counts) // 2
+                if first_atoms < counts[half]:
+                    self._bs_promote_branch(acc, acc_blk, s_row, first_atoms, counts[:half])
+                else:
+                    self._bs_promote_branch(acc, acc_blk, s_row, first_atoms, counts[half:])
+
+        @cute.jit
+        def _bs_promote_fixed(self, acc, acc_blk, s_row, first_atoms: cutlass.Constexpr):
             for i in cutlass.range_constexpr(cute.size(acc)):
-                acc[i] = acc[i] + acc_blk[i] * s_row[self.bs_slot(i)]
+                acc[i] = acc[i] + acc_blk[i] * s_row[self.bs_promote_slot(i, first_atoms)]
 
         def _consumer_release(self, mainloop, state):
             """Releases a stage.  In a cluster, lane r < cluster size of each consumer warp arrives
@@ -1368,16 +1435,19 @@ def kernel_base_class():
                                         sS.iterator + sS.layout((r, prod_state.index)),
                                         cute.make_layout(1))
                                     cute.copy(scale_cp, src, dst)
-                                if lane_p == 0:
-                                    nb_w = (m_idx * bm if self.swap_ab else n_idx * bn) // 128
-                                    if cutlass.const_expr(self.cluster_mn[1] > 1):
-                                        # the partner tile past the N edge (zero operands)
+                                if lane_p < self.w_scale_blocks:
+                                    # w_scale[nb, kt] of the block of the tile's first weight row (lane 0)
+                                    # and, for a tile_n that does not divide 128, of the next block (lane 1)
+                                    nb_w = (m_idx * bm if self.swap_ab else n_idx * bn) // 128 + lane_p
+                                    if cutlass.const_expr(self.cluster_mn[1] > 1 or self.w_scale_blocks > 1):
+                                        # the partner tile past the N edge (zero operands); the last
+                                        # tile's next block past N (its columns there are not stored)
                                         nb_w = cutlass.min(nb_w, (N - 1) // 128)
                                     src_w = cute.make_tensor(
                                         sw_t.iterator + sw_t.layout((nb_w, kt)),
                                         cute.make_layout(1))
                                     dst_w = cute.make_tensor(
-                                        sS.iterator + sS.layout((self.scale_rows, prod_state.index)),
+                                        sS.iterator + sS.layout((self.scale_rows + lane_p, prod_state.index)),
                                         cute.make_layout(1))
                                     cute.copy(scale_cp, src_w, dst_w)
                                 cute.arch.cp_async_mbarrier_arrive_noinc(sbar + prod_state.index)
@@ -1432,7 +1502,7 @@ def kernel_base_class():
                     # combined scale a_scale[m, kb] * w_scale[nb, kb] of the thread's rows
                     # (2 per 64-row wgmma atom; with swap_ab its columns, 2 per n8 block), read
                     # from the stage's smem copy
-                    rows_per_thr = self.bs_scale_slots()
+                    rows_per_thr = self.bs_scale_slots() * self.w_scale_blocks
                     s_row = cute.make_rmem_tensor((rows_per_thr,), Float32)
                     if cutlass.const_expr(self.bs_overlap):
                         # the second scratch accumulator / scale set (odd K blocks)
@@ -1505,6 +1575,9 @@ def kernel_base_class():
                         cur, end, tile_step * self.teams, num_m_tiles, num_n_tiles, k_tiles, split_k, rank_m,
                         rank_n)
                     row_shift = self._row_shift(m_idx, num_m_tiles, m_shift)  # the tile's first row: m_idx * bm + it
+                    first_atoms = Int32(0)
+                    if cutlass.const_expr(self.mainloop_kind == "blockscale" and self.w_scale_blocks > 1):
+                        first_atoms = first_block_atoms(n_idx * bn, bn, cutlass.min)
 
                     if cutlass.const_expr(self.mainloop_kind == "plain" and self.promote > 0):
                         # ---------------- mainloop: groups of `promote` K tiles into acc_grp (one
@@ -1566,14 +1639,14 @@ def kernel_base_class():
                             warpgroup.wait_group(1)
                             self._consumer_release(mainloop, release_state)
                             release_state.advance()
-                            self._bs_promote(acc, acc_blk, s_row)
+                            self._bs_promote(acc, acc_blk, s_row, first_atoms)
                             tiled_mma = self._bs_issue(mainloop, read_state, sbar, sS, tiled_mma, tCrA, tCrB,
                                            acc_blk, s_row, thr_row0, lane, num_k_blocks)
                             read_state.advance()
                             warpgroup.wait_group(1)
                             self._consumer_release(mainloop, release_state)
                             release_state.advance()
-                            self._bs_promote(acc, acc_blk2, s_row2)
+                            self._bs_promote(acc, acc_blk2, s_row2, first_atoms)
                         if (k_count - 1) % 2 == 1:
                             tiled_mma = self._bs_issue(mainloop, read_state, sbar, sS, tiled_mma, tCrA, tCrB,
                                            acc_blk2, s_row2, thr_row0, lane, num_k_blocks)
@@ -1581,16 +1654,16 @@ def kernel_base_class():
                             warpgroup.wait_group(1)
                             self._consumer_release(mainloop, release_state)
                             release_state.advance()
-                            self._bs_promote(acc, acc_blk, s_row)
+                            self._bs_promote(acc, acc_blk, s_row, first_atoms)
                             warpgroup.wait_group(0)
                             self._consumer_release(mainloop, release_state)
                             release_state.advance()
-                            self._bs_promote(acc, acc_blk2, s_row2)
+                            self._bs_promote(acc, acc_blk2, s_row2, first_atoms)
                         else:
                             warpgroup.wait_group(0)
                             self._consumer_release(mainloop, release_state)
                             release_state.advance()
-                            self._bs_promote(acc, acc_blk, s_row)
+                            self._bs_promote(acc, acc_blk, s_row, first_atoms)
 
                     if cutlass.const_expr(self.mainloop_kind == "blockscale" and not self.bs_overlap):
                         # ---------------- mainloop: per K block wgmma -> scale -> fp32 promotion
@@ -1611,8 +1684,7 @@ def kernel_base_class():
                             # the stage's operands and scales have been read
                             self._consumer_release(mainloop, read_state)
                             read_state.advance()
-                            for i in cutlass.range_constexpr(cute.size(acc)):
-                                acc[i] = acc[i] + acc_blk[i] * s_row[self.bs_slot(i)]
+                            self._bs_promote(acc, acc_blk, s_row, first_atoms)
 
                     if cutlass.const_expr(not (self.mainloop_kind == "plain" and self.promote == 0)):
                         self._pass_turn(order_bar, team)

@@ -15,9 +15,12 @@ registers. With param overlap=1 (default) there are two scratch accumulators use
 block kb+1's wgmma is issued before block kb is promoted (wgmma wait depth 1; block kb's stage is
 released once its wgmma has retired), so the tensor cores work through the promotion; overlap=0
 waits for each block's wgmma before promoting it. The promotion itself is the same per 128-K
-block either way. tile_n divides 128, so one w_scale value covers the tile per K block; the
-a_scale values of the thread's rows (2 per 64-row wgmma atom) are read from the stage's
-shared-memory copy (cp.async by the producer warp) before the block's wgmma. Swapped operands
+block either way. Where tile_n divides 128 one w_scale value covers the tile per K block; other
+widths (80 / 96 / 112, more tiles per wave) cross one 128-column boundary at an n8 atom, the stage
+holds both w_scale values and the promotion, unrolled for the tile's boundary atom, uses the first
+left of it and the second right of it. The a_scale values of the thread's rows (2 per 64-row wgmma
+atom) are read from the stage's shared-memory copy (cp.async by the producer warp) before the
+block's wgmma. Swapped operands
 (param swap_ab=1, the `.sw` kernels, for M = 9..64): the tile is tile_m (64 / 128) weight rows by
 tile_n (32 / 64) tokens, so one w_scale covers the tile and each of the thread's columns (2 per
 n8 block) has its own a_scale; the promotion is otherwise the same. K need not be a
@@ -69,11 +72,12 @@ class Config(hg.GemmConfig):
         if self.tile_k != SCALE_BLOCK:
             raise ValueError(f"{FAMILY}: tile_k must be {SCALE_BLOCK} (one scale block per stage), "
                              f"got {self.tile_k}")
-        # one w_scale per tile and K block: the weight rows of a tile lie in one 128-row block
-        # (they are the tile's columns, or its rows with swap_ab, checked by the core)
-        if not self.swap_ab and SCALE_BLOCK % self.tile_n != 0:
-            raise ValueError(f"{FAMILY}: tile_n must divide {SCALE_BLOCK} (one w_scale per tile and "
-                             f"K block), got {self.tile_n}")
+        # the weight rows of a tile (its columns; its rows with swap_ab, checked by the core) lie in
+        # at most two 128-row w_scale blocks: tile_n <= 128 (a tile_n that does not divide 128
+        # promotes its columns with two w_scale values, see _hopper_gemm.first_block_atoms)
+        if not self.swap_ab and self.tile_n > SCALE_BLOCK:
+            raise ValueError(f"{FAMILY}: tile_n must be at most {SCALE_BLOCK} (two w_scale blocks per "
+                             f"tile at most), got {self.tile_n}")
 
 
 _KERNEL_CLASS = None
