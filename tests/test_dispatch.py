@@ -1079,3 +1079,25 @@ def test_sm90a_blockscale_rows_with_tiles_crossing_a_w_scale_block(M, N, K, tile
     w_scale block, where the head-start A/B against the table's pick won by 4-16%."""
     assert sm90a_lookup("gemm_a8w8_blockscale", M, N, K) == (
         f"gemm_a8w8_blockscale.fp8_e4m3fn.bf16.{tile}.sm90a", 1, "table")
+
+
+@pytest.mark.parametrize("M, N, K, tile", [
+    (1024, 28672, 4096, "t128x160x128.serial"),
+    (1024, 10240, 8192, "t128x160x128.serial"),
+    (1024, 57344, 8192, "t128x160x128.serial"),
+    (1024, 36864, 7168, "t128x160x128.serial"),
+    (4096, 6144, 4096, "t128x192x128.serial"),
+    (4096, 28672, 4096, "t128x192x128.serial"),
+    (4096, 10240, 8192, "t128x160x128.serial"),
+    (4096, 8192, 28672, "t128x192x128.serial"),
+    (4096, 7168, 16384, "t128x160x128.serial"),
+    (4096, 36864, 7168, "t128x192x128.serial"),
+    (16384, 8192, 28672, "t128x192x128.serial"),
+    (16384, 7168, 18432, "t128x192x128.serial"),
+    (54560, 8192, 8192, "t128x192x128.serial"),   # the issue-4 large shape (m_max = 65536 row)
+])
+def test_sm90a_blockscale_rows_with_wide_serial_tiles(M, N, K, tile):
+    """Rows of the thirty-sixth session (docs/PERF.md): 160 / 192-column token tiles with serial promotion (less
+    shared-memory traffic per flop than 128 columns) where the head-start A/B against the table's pick won by 2.5-7%."""
+    assert sm90a_lookup("gemm_a8w8_blockscale", M, N, K) == (
+        f"gemm_a8w8_blockscale.fp8_e4m3fn.bf16.{tile}.sm90a", 1, "table")

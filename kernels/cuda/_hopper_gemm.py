@@ -79,6 +79,7 @@ family-specific checks and argument packing) and delegates `build()` / the CLI t
 
 import argparse
 import hashlib
+import math
 import json
 import os
 import pathlib
@@ -145,9 +146,9 @@ def streamk_slots(ctas):
 # ---------------------------------------------------------------------------------------------
 # Block scales across a tile (mainloop "blockscale", token-major tiles): w_scale has one value per
 # 128 weight rows, i.e. per 128 output columns. A tile_n that divides 128 never crosses a 128-column
-# block; other widths (80, 96, 112: more tiles per wave than 128, fewer idle SMs in the last wave)
-# cross at most one boundary, which lies on an n8 column atom because tile starts are multiples of
-# 16. A stage then holds both blocks' w_scale, and the promotion uses the first for the tile's first
+# block; other widths (80, 96, 112: more tiles per wave than 128, fewer idle SMs in the last wave;
+# 144, 160, 192: less shared-memory traffic per flop) cross at most one boundary (max_w_scale_blocks),
+# which lies on an n8 column atom because tile starts are multiples of 16. A stage then holds both blocks' w_scale, and the promotion uses the first for the tile's first
 # `first_block_atoms` atoms and the second for the rest. That count is one of a few values fixed per
 # tile, so the kernel branches once per K block to a promotion unrolled for it (no per-value select).
 # Plain integer arithmetic, traced by the kernel and run on Python ints by tests/test_blockscale_tiles.py.
@@ -155,8 +156,15 @@ def streamk_slots(ctas):
 SCALE_BLOCK = 128
 
 
+def max_w_scale_blocks(tile_n):
+    """The most 128-column w_scale blocks a tile_n-wide tile touches: its start lies at most
+    128 - gcd(tile_n, 128) columns into a block."""
+    return -(-(SCALE_BLOCK - math.gcd(tile_n, SCALE_BLOCK) + tile_n) // SCALE_BLOCK)
+
+
 def w_scale_blocks(tile_n):
-    """w_scale blocks a tile_n-wide tile can touch: 1 where tile_n divides 128, else 2."""
+    """w_scale values a stage holds for a tile_n-wide tile: 1 where tile_n divides 128, else 2 (the
+    blockscale family refuses widths that can touch 3 blocks)."""
     return 1 if SCALE_BLOCK % tile_n == 0 else 2
 
 

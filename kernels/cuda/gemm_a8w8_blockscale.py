@@ -16,7 +16,8 @@ block kb+1's wgmma is issued before block kb is promoted (wgmma wait depth 1; bl
 released once its wgmma has retired), so the tensor cores work through the promotion; overlap=0
 waits for each block's wgmma before promoting it. The promotion itself is the same per 128-K
 block either way. Where tile_n divides 128 one w_scale value covers the tile per K block; other
-widths (80 / 96 / 112, more tiles per wave) cross one 128-column boundary at an n8 atom, the stage
+widths (80 / 96 / 112, more tiles per wave; 144 / 160 / 192 with serial promotion, less shared
+memory traffic per flop) cross one 128-column boundary at an n8 atom, the stage
 holds both w_scale values and the promotion, unrolled for the tile's boundary atom, uses the first
 left of it and the second right of it. The a_scale values of the thread's rows (2 per 64-row wgmma
 atom) are read from the stage's shared-memory copy (cp.async by the producer warp) before the
@@ -65,19 +66,20 @@ class Config(hg.GemmConfig):
 
     def max_acc_regs(self) -> int:
         # the promoted accumulator and the scratch one(s): 3 x 64 registers per thread with
-        # overlap=1, 2 x 64 without; 128x256 / 256x128 tiles (2 x 128 at least) do not fit
-        return 64
+        # overlap=1, 2 x 96 without (t128x192 serial); 128x256 / 256x128 tiles (2 x 128 at
+        # least) do not fit
+        return 64 if self.overlap else 96
 
     def check_family(self) -> None:
         if self.tile_k != SCALE_BLOCK:
             raise ValueError(f"{FAMILY}: tile_k must be {SCALE_BLOCK} (one scale block per stage), "
                              f"got {self.tile_k}")
         # the weight rows of a tile (its columns; its rows with swap_ab, checked by the core) lie in
-        # at most two 128-row w_scale blocks: tile_n <= 128 (a tile_n that does not divide 128
-        # promotes its columns with two w_scale values, see _hopper_gemm.first_block_atoms)
-        if not self.swap_ab and self.tile_n > SCALE_BLOCK:
-            raise ValueError(f"{FAMILY}: tile_n must be at most {SCALE_BLOCK} (two w_scale blocks per "
-                             f"tile at most), got {self.tile_n}")
+        # at most two 128-row w_scale blocks (a tile_n that does not divide 128 promotes its columns
+        # with two w_scale values, see _hopper_gemm.first_block_atoms)
+        if not self.swap_ab and hg.max_w_scale_blocks(self.tile_n) > 2:
+            raise ValueError(f"{FAMILY}: a {self.tile_n}-column tile can cross two 128-row w_scale "
+                             f"block boundaries (at most one is supported)")
 
 
 _KERNEL_CLASS = None
