@@ -1072,8 +1072,6 @@ def test_sm90a_blockscale_m128_stream_k_rows_of_the_thirty_fifth_session(N, K):
     (128, 36864, 7168, "t128x96x128"),
     (128, 28672, 4096, "t128x112x128"),
     (97, 28672, 4096, "t128x112x128"),     # the m_max = 128 row answers M = 97..128
-    (1024, 7168, 16384, "t128x112x128"),   # 3.4 waves of 128-column tiles, 3.9 of 112
-    (1024, 7168, 18432, "t128x112x128"),
     # 160 / 192 columns with serial promotion (less shared-memory traffic per flop)
     (1024, 28672, 4096, "t128x160x128.serial"),
     (1024, 10240, 8192, "t128x160x128.serial"),
@@ -1088,6 +1086,19 @@ def test_sm90a_blockscale_m128_stream_k_rows_of_the_thirty_fifth_session(N, K):
     (16384, 8192, 28672, "t128x192x128.serial"),
     (16384, 7168, 18432, "t128x192x128.serial"),
     (54560, 8192, 8192, "t128x192x128.serial"),   # the issue-4 large shape (m_max = 65536 row)
+    # measured after the final run, three rounds each (...-ab-bs-wide-confirm-36.txt); the two M = 1024 layers first
+    # went to t128x112 (3.9 waves of 112-column tiles against 3.4 of 128), then t128x160.serial beat that
+    (1024, 7168, 16384, "t128x160x128.serial"),
+    (1024, 7168, 18432, "t128x160x128.serial"),
+    (4096, 7168, 18432, "t128x160x128.serial"),
+    (4096, 57344, 8192, "t128x192x128.serial"),
+    (1024, 6144, 4096, "t128x192x128.serial"),
+    (4096, 8192, 8192, "t128x192x128.serial"),
+    (16384, 57344, 8192, "t128x192x128.serial"),
+    (16384, 36864, 7168, "t128x192x128.serial"),
+    (16384, 6144, 4096, "t128x192x128.serial"),
+    (16384, 7168, 16384, "t128x192x128.serial"),
+    (8192, 8192, 8192, "t128x192x128.serial"),    # the issue-4 8192^3 shape
 ])
 def test_sm90a_blockscale_rows_with_tiles_crossing_a_w_scale_block(M, N, K, tile):
     """Rows of the thirty-sixth session (docs/PERF.md): token tiles whose width does not divide the 128-row w_scale
