@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Thirty-sixth session, one device call: the blockscale token tiles 80 / 96 / 112 (and 144 / 160 / 192) columns wide
+# Thirty-sixth session (reused in the thirty-seventh for the fp8 / bf16 80 / 112 tiles), one device call: the blockscale token tiles 80 / 96 / 112 (and 144 / 160 / 192) columns wide
 # (a tile crossing a 128-row w_scale block). Builds the extension, runs the core-kernel GPU tests of those kernels (oracle with w_scale
 # differing per 128-row block, ragged edges, cluster partners past the edge), then the head-start A/B of each new
 # tile against the table's pick on the blockscale LLM-set layers (event time).
@@ -22,7 +22,7 @@ for pairs in ${FLYGEMM_BN_PAIRS:-tools/tune_specs/ab-36-bs-narrow-m128.pairs too
     > "$OUT/$(basename "$pairs" .pairs).txt"
 done
 # short table last: M N K, A (table) us, B us, B / A, B's tile
-for f in "$OUT"/ab-36-*.txt; do
+for f in "$OUT"/ab-*.txt; do
   python3 - "$f" <<'PY'
 import re, sys
 for line in open(sys.argv[1]):
