@@ -155,6 +155,7 @@ void device_gemm(const OpArgs& args, const Problem& p, at::Tensor& out) {
   Query q{device_arch(device), p.op, to_dtype_code(p.in_dtype), to_dtype_code(p.out_dtype), M, N, K,
           args.w.dim() == 4 ? WeightLayout::preshuffled : WeightLayout::plain,
           at::cuda::getDeviceProperties(device)->multiProcessorCount};
+  q.row_scales = p.a_scale_kind == ScaleKind::per_row || p.w_scale_kind == ScaleKind::per_row;
   Choice c = forced_kernel(q).value_or(choose_kernel(linked_table(), q));
   log_miss(q, c);
   const KernelRecord& k = *c.kernel;

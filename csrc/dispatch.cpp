@@ -427,16 +427,32 @@ std::vector<std::string> linked_archs() {
   return {archs.begin(), archs.end()};
 }
 
+bool has_row_scales(OpKind op) { return op == OpKind::a8w8; }
+
+std::optional<std::pair<OpKind, bool>> op_and_scaling(const std::string& name) {
+  const std::string suffix = kRowScalesSuffix;
+  const bool qualified = name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  std::optional<OpKind> op = op_from_name(qualified ? name.substr(0, name.size() - suffix.size()) : name);
+  if (!op || (qualified && !has_row_scales(*op))) return std::nullopt;
+  return std::make_pair(*op, qualified);
+}
+
 Choice choose_kernel(const KernelTable& t, const Query& q) {
-  std::vector<const DispatchRow*> exact, defaults;
+  // exact rows of "<op>.row_scales" (calls with row scales only), then the op's exact rows, then its defaults
+  std::vector<const DispatchRow*> scaled, exact, defaults;
+  const std::string op = op_name(q.op), scaled_op = op + kRowScalesSuffix;
   for (const DispatchRow* r : t.rows) {
-    if (q.arch != r->arch || std::string(op_name(q.op)) != r->op || r->in_dtype != q.in_dtype ||
-        r->out_dtype != q.out_dtype)
-      continue;
-    if (r->N == q.N && r->K == q.K) exact.push_back(r);
-    if (r->N == 0 && r->K == 0) defaults.push_back(r);
+    if (q.arch != r->arch || r->in_dtype != q.in_dtype || r->out_dtype != q.out_dtype) continue;
+    const bool exact_nk = r->N == q.N && r->K == q.K;
+    if (op == r->op) {
+      if (exact_nk) exact.push_back(r);
+      if (r->N == 0 && r->K == 0) defaults.push_back(r);
+    } else if (q.row_scales && scaled_op == r->op && exact_nk) {
+      scaled.push_back(r);
+    }
   }
-  for (auto [rows, source] : {std::make_pair(&exact, "table"), std::make_pair(&defaults, "default")}) {
+  for (auto [rows, source] : {std::make_pair(&scaled, "table"), std::make_pair(&exact, "table"),
+                              std::make_pair(&defaults, "default")}) {
     const DispatchRow* row = pick_bucket(*rows, q.M, rows == &defaults);
     if (rows == &defaults) row = first_fitting_default(t, *rows, row, q);
     const KernelRecord* k = row ? record_by_name(t, row->kernel) : nullptr;
@@ -450,7 +466,7 @@ Choice choose_kernel(const KernelTable& t, const Query& q) {
       if (nk && satisfies(*nk, q)) {
         row = native;
         k = nk;
-      } else if (rows == &exact) {
+      } else if (rows != &defaults) {
         continue;
       }
     }
@@ -547,12 +563,14 @@ std::string info_json() {
 std::string explain_json(const std::string& op, int64_t M, int64_t N, int64_t K, at::ScalarType in_dtype,
                          std::optional<at::ScalarType> out_dtype, const std::string& arch,
                          const std::optional<std::string>& w_layout, std::optional<int64_t> sm_count) {
-  std::optional<OpKind> kind = op_from_name(op);
-  TORCH_CHECK(kind, "flygemm.explain: unknown op '", op, "'");
+  const auto kind = op_and_scaling(op);
+  TORCH_CHECK(kind, "flygemm.explain: unknown op '", op, "' (gemm_a8w8", kRowScalesSuffix,
+              " asks for a call with per-token / per-channel scales)");
   TORCH_CHECK(!w_layout || *w_layout == "plain" || *w_layout == "preshuffled",
               "flygemm.explain: w_layout must be 'plain' or 'preshuffled', got '", *w_layout, "'");
-  const at::ScalarType out = out_dtype.value_or(default_out_dtype(*kind, in_dtype));
-  Query q{arch, *kind, to_dtype_code(in_dtype), to_dtype_code(out), M, N, K};
+  const at::ScalarType out = out_dtype.value_or(default_out_dtype(kind->first, in_dtype));
+  Query q{arch, kind->first, to_dtype_code(in_dtype), to_dtype_code(out), M, N, K};
+  q.row_scales = kind->second;
   if (w_layout) q.w_layout = *w_layout == "plain" ? WeightLayout::plain : WeightLayout::preshuffled;
   q.sm_count = sm_count.value_or(0);
   Choice c = choose_kernel(linked_table(), q);

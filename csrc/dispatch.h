@@ -3,6 +3,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "launch.h"
@@ -32,7 +33,17 @@ struct Query {
   // SMs (CUs) of the device the call runs on, for the one-wave rules of the default rows and the .sw split;
   // 0: unknown, the arch's reference part (sm_90a: the H100 SXM / H200's 132, where those rules were measured).
   int64_t sm_count = 0;
+  // The call scales by row or column (gemm_a8w8 with a per-token a_scale or a per-channel w_scale): exact rows
+  // of op "<op>.row_scales" answer it before the op's own rows. Why: the per-row epilogue costs differently
+  // per kernel (the ping-pong tiles won 3-4% per-tensor and lost 5-7% per-token on the same M = 16384 layers).
+  bool row_scales = false;
 };
+
+// Suffix of a dispatch row's op that restricts the row to calls with row scales (Query::row_scales).
+inline constexpr const char* kRowScalesSuffix = ".row_scales";
+
+// "gemm_a8w8" or "gemm_a8w8.row_scales" (ops with row scales only) -> (op, row_scales); nullopt otherwise.
+std::optional<std::pair<OpKind, bool>> op_and_scaling(const std::string& name);
 
 struct Choice {
   const KernelRecord* kernel = nullptr;

@@ -99,9 +99,10 @@ std::string dispatch_lookup(const std::string& kernels_csv, const std::string& r
                             int64_t M, int64_t N, int64_t K, const std::string& w_layout, int64_t sm_count) {
   ParsedTable t;
   parse_into(t, kernels_csv, rows_csv);
-  auto kind = op_from_name(op);
+  const auto kind = op_and_scaling(op);
   TORCH_CHECK(kind, "dispatch_lookup: unknown op ", op);
-  Query q{arch, *kind, parse_dtype(in_dtype), parse_dtype(out_dtype), M, N, K};
+  Query q{arch, kind->first, parse_dtype(in_dtype), parse_dtype(out_dtype), M, N, K};
+  q.row_scales = kind->second;
   if (!w_layout.empty()) q.w_layout = parse_layout(w_layout);
   q.sm_count = sm_count;
   Choice c = choose_kernel(t.table, q);

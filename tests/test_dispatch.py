@@ -559,7 +559,8 @@ def test_explain_on_linked_table():
 def sm90a_tables(op="gemm_mxfp4"):
     """The sm_90a kernels and dispatch rows of an op as the build reads them (kernels/configs/sm_90a*.csv),
     in the test op's CSV form; the decode kernels' K requirement, CTAs per SM and bulk ring from their family's
-    Config."""
+    Config. The rows include the op's scaling-restricted ones ("gemm_a8w8.row_scales")."""
+    op = op.split(".")[0]
     from source_modules import ROOT as root, load_source
     fam = load_source("kernels/cuda/gemm_splitk_decode.py", "decode_family")
     kernels = []
@@ -579,7 +580,7 @@ def sm90a_tables(op="gemm_mxfp4"):
         kernels.append(f"{r[0]},sm_90a,{r[2]},{r[3]},{r[4]},{k_multiple},1,{max_split},{r[7]},{r[8]},{r[5]},,{r[6]},"
                        f"{swap},{per_sm},{bulk},{stream_k}")
     rows = [",".join(r[:9]) for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.csv")
-                                               if line.startswith(f"sm_90a,{op},"))]
+                                               if line.startswith((f"sm_90a,{op},", f"sm_90a,{op}.")))]
     return "\n".join(kernels) + "\n", "\n".join(rows) + "\n"
 
 
@@ -590,7 +591,7 @@ def sm90a_lookup(op, M, N, K):
     """(kernel, split_k, source) the production lookup answers from the sm_90a tables for op's usual input dtype."""
     kernels, rows = sm90a_tables(op)
     return lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op,
-                  in_dtype=SM90A_IN_DTYPE.get(op, "fp8_e4m3fn"))
+                  in_dtype=SM90A_IN_DTYPE.get(op.split(".")[0], "fp8_e4m3fn"))
 
 
 @pytest.mark.parametrize("M, N, K, kernel, source", [
@@ -1120,3 +1121,60 @@ def test_sm90a_fp8_rows_with_80_and_112_column_tiles(M, N, K, tile):
     """Rows of the thirty-seventh session (docs/PERF.md): fp8 token tiles 80 / 112 wide (the 16-column epilogue)
     where the head-start A/B against the table's pick won by 2.6-7.5% (per-token too at 128 x 10240 x 8192)."""
     assert sm90a_lookup("gemm_a8w8", M, N, K) == (f"gemm_a8w8.fp8_e4m3fn.bf16.{tile}.sm90a", 1, "table")
+
+
+# ----------------------------------------------------------------------------- rows restricted to row scales
+
+SCALED_ROWS = ROWS + """\
+gfx942,gemm_a8w8.row_scales,fp8_e4m3fnuz,bf16,128,4096,4096,k_scaled,1
+gfx942,gemm_a8w8.row_scales,fp8_e4m3fnuz,bf16,128,8192,4096,k_scaled,1
+"""
+SCALED_KERNELS = KERNELS + "k_scaled,gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,16,16,1\n"
+
+
+@pytest.mark.parametrize("op, M, N, expect", [
+    ("gemm_a8w8.row_scales", 128, 4096, ("k_scaled", 1, "table")),  # its bucket (64, 128]
+    ("gemm_a8w8.row_scales", 65, 4096, ("k_scaled", 1, "table")),
+    ("gemm_a8w8", 128, 4096, ("k_large", 2, "table")),                 # per-tensor calls keep the op's rows
+    ("gemm_a8w8.row_scales", 1024, 4096, ("k_large", 4, "table")),     # outside its bucket: the op's exact row
+    ("gemm_a8w8.row_scales", 16, 4096, ("k_small", 1, "table")),
+    ("gemm_a8w8.row_scales", 40, 4096, ("k_large", 3, "default")),     # no exact row covers M: the default rows
+    ("gemm_a8w8.row_scales", 128, 8192, ("k_scaled", 1, "table")),  # a layer with only a restricted row
+    ("gemm_a8w8", 128, 8192, ("k_large", 3, "default")),
+])
+def test_row_scales_rows_answer_only_calls_with_row_scales(op, M, N, expect):
+    assert lookup(M, N, 4096, kernels=SCALED_KERNELS, rows=SCALED_ROWS, op=op) == expect
+
+
+def test_row_scales_rows_are_exact_rows_only():
+    """A default row restricted to row scales is ignored by the lookup (and refused by the build, below)."""
+    rows = ROWS + "gfx942,gemm_a8w8.row_scales,fp8_e4m3fnuz,bf16,8192,0,0,k_scaled,1\n"
+    assert lookup(2048, 1024, 1024, kernels=SCALED_KERNELS, rows=rows, op="gemm_a8w8.row_scales") == ("k_large", 3, "default")
+
+
+@pytest.mark.parametrize("op, N, K, message", [
+    ("gemm_a8w8.row_scales", 0, 0, "needs an exact N and K"),
+    ("gemm_a16w16.row_scales", 4096, 4096, "only gemm_a8w8 rows"),
+])
+def test_build_refuses_bad_row_scales_rows(op, N, K, message):
+    from source_modules import load_source
+    bk = load_source("tools/build_kernels.py", "build_kernels_rows")
+    with pytest.raises(SystemExit, match=message):
+        bk.check_row_scaling("sm_90a", {"op": op, "N": str(N), "K": str(K), "m_max": "128"})
+
+
+@pytest.mark.parametrize("op", ["gemm_a16w16.row_scales", "gemm_a8w8.per_token", "gemm_a8w8_blockscale.row_scales"])
+def test_unknown_scaling_qualifier_is_a_clear_error(op):
+    with pytest.raises(RuntimeError, match="unknown op"):
+        lookup(128, op=op)
+
+
+@pytest.mark.parametrize("M, N, K, tile", [
+    (16384, 36864, 7168, "t128x256x128.c2x1"),
+    (16384, 57344, 8192, "t256x128x128"),
+    (12000, 57344, 8192, "t256x128x128"),
+])
+def test_sm90a_per_token_rows_keep_the_tiles_the_ping_pong_rows_replaced(M, N, K, tile):
+    """Thirty-seventh session: the .pp rows won per-tensor and lost per-token on these layers (3-round A/B)."""
+    assert sm90a_lookup("gemm_a8w8", M, N, K) == ("gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a", 1, "table")
+    assert sm90a_lookup("gemm_a8w8.row_scales", M, N, K) == (f"gemm_a8w8.fp8_e4m3fn.bf16.{tile}.sm90a", 1, "table")

@@ -91,6 +91,24 @@ def read_kernel_specs(arch: str) -> list[dict]:
     return specs
 
 
+# A row whose op ends in this answers only calls with per-token / per-channel scales (csrc/dispatch.h
+# kRowScalesSuffix), before the op's own rows; exact (N, K) rows of the ops with such scales only.
+ROW_SCALES_SUFFIX = ".row_scales"
+OPS_WITH_ROW_SCALES = ("gemm_a8w8",)
+
+
+def check_row_scaling(arch: str, row: dict) -> None:
+    if not row["op"].endswith(ROW_SCALES_SUFFIX):
+        return
+    op = row["op"][:-len(ROW_SCALES_SUFFIX)]
+    if op not in OPS_WITH_ROW_SCALES:
+        raise SystemExit(f"{arch}.csv: {row['op']!r}: only {', '.join(OPS_WITH_ROW_SCALES)} rows may be "
+                         f"restricted to calls with row scales")
+    if not int(row["N"] or 0) or not int(row["K"] or 0):
+        raise SystemExit(f"{arch}.csv: {row['op']!r} row at m_max {row['m_max']} needs an exact N and K "
+                         f"(default rows are not split by scaling)")
+
+
 def read_dispatch_rows(arch: str, kernel_names: set[str]) -> list[dict]:
     rows = []
     for row in _read_csv(CONFIGS / f"{arch}.csv"):
@@ -101,6 +119,7 @@ def read_dispatch_rows(arch: str, kernel_names: set[str]) -> list[dict]:
             raise SystemExit(f"{arch}.csv: row for arch {row['arch']!r}")
         if row["kernel"] not in kernel_names:
             raise SystemExit(f"{arch}.csv: kernel {row['kernel']!r} is not in {arch}.kernels.csv")
+        check_row_scaling(arch, row)
         rows.append({
             "op": row["op"], "in_dtype": row["in_dtype"], "out_dtype": row["out_dtype"],
             "m_max": int(row["m_max"]), "N": int(row["N"] or 0), "K": int(row["K"] or 0),

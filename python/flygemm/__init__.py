@@ -124,6 +124,8 @@ def explain(op: str, M: int, N: int, K: int, dtype: torch.dtype = torch.bfloat16
             device="cuda", out_dtype: Optional[torch.dtype] = None, w_layout: Optional[str] = None) -> dict:
     """The kernel and split_k the dispatch table picks for a problem.
 
+    op: an op name; "gemm_a8w8.row_scales" for a gemm_a8w8 call with a per-token a_scale or a per-channel
+    w_scale (the table may pick differently for those).
     device: a torch device or an arch name ("sm_90a", "gfx942", "gfx950"). On "cpu" the answer
     is always the CPU reference implementation.
     w_layout: the weight the call passes, "plain" (2-D) or "preshuffled" (4-D); the ops prefer a
