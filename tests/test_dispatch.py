@@ -1178,3 +1178,43 @@ def test_sm90a_per_token_rows_keep_the_tiles_the_ping_pong_rows_replaced(M, N, K
     """Thirty-seventh session: the .pp rows won per-tensor and lost per-token on these layers (3-round A/B)."""
     assert sm90a_lookup("gemm_a8w8", M, N, K) == ("gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a", 1, "table")
     assert sm90a_lookup("gemm_a8w8.row_scales", M, N, K) == (f"gemm_a8w8.fp8_e4m3fn.bf16.{tile}.sm90a", 1, "table")
+
+
+@pytest.mark.parametrize("op, M, N, K, kernel", [
+    ("gemm_a16w16", 1024, 10240, 8192, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a"),
+    ("gemm_a16w16", 4096, 6144, 4096, "gemm_a16w16.bf16.bf16.t256x128x64.sm90a"),
+    ("gemm_a16w16", 4096, 8192, 8192, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
+    ("gemm_a16w16", 4096, 24576, 1536, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
+    ("gemm_a16w16", 4096, 28672, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
+    ("gemm_a16w16", 4096, 36864, 7168, "gemm_a16w16.bf16.bf16.t128x128x64.c1x2.pp.sm90a"),
+    ("gemm_a16w16", 4096, 57344, 8192, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
+    ("gemm_a16w16", 16384, 4096, 4096, "gemm_a16w16.bf16.bf16.t128x256x64.c1x2.sm90a"),
+    ("gemm_a16w16", 16384, 6144, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
+    ("gemm_a16w16", 16384, 7168, 16384, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
+    ("gemm_a16w16", 16384, 7168, 18432, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
+    ("gemm_a16w16", 16384, 8192, 8192, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
+    ("gemm_a16w16", 16384, 24576, 1536, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
+    ("gemm_a16w16", 16384, 28672, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
+    ("gemm_a16w16", 16384, 57344, 8192, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
+    ("gemm_a8w8", 4096, 4096, 14336, "gemm_a8w8.fp8_e4m3fn.bf16.t256x128x128.sm90a"),
+    ("gemm_a8w8", 4096, 6144, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
+    ("gemm_a8w8", 4096, 8192, 8192, "gemm_a8w8.fp8_e4m3fn.bf16.t256x128x128.sm90a"),
+    ("gemm_a8w8", 4096, 24576, 1536, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c1x2.pp.sm90a"),
+    ("gemm_a8w8", 4096, 28672, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
+    ("gemm_a8w8", 4096, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
+    ("gemm_a8w8", 4096, 57344, 8192, "gemm_a8w8.fp8_e4m3fn.bf16.t256x128x128.sm90a"),
+    ("gemm_a8w8", 16384, 4096, 14336, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
+    ("gemm_a8w8", 16384, 6144, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c1x2.pp.sm90a"),
+    ("gemm_a8w8", 16384, 7168, 16384, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c1x2.pp.sm90a"),
+    ("gemm_a8w8", 16384, 7168, 18432, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
+    ("gemm_a8w8", 16384, 8192, 8192, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
+    ("gemm_a8w8", 16384, 10240, 8192, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c1x2.pp.sm90a"),
+    ("gemm_a8w8", 16384, 24576, 1536, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
+    ("gemm_a8w8", 16384, 28672, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c2x1.pp.sm90a"),
+    ("gemm_a8w8", 16384, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
+    ("gemm_a8w8", 16384, 57344, 8192, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
+])
+def test_sm90a_rows_from_the_ping_pong_and_256_row_sweep(op, M, N, K, kernel):
+    """Thirty-seventh session (docs/PERF.md): rows where the .pp / 256-row / other built tiles beat the table's pick
+    by >= 2% in every round of the head-start A/B (ab-37-pp-sweep.pairs, ab-37-low-layers.pairs)."""
+    assert sm90a_lookup(op, M, N, K) == (kernel, 1, "table")
