@@ -1218,3 +1218,15 @@ def test_sm90a_rows_from_the_ping_pong_and_256_row_sweep(op, M, N, K, kernel):
     """Thirty-seventh session (docs/PERF.md): rows where the .pp / 256-row / other built tiles beat the table's pick
     by >= 2% in every round of the head-start A/B (ab-37-pp-sweep.pairs, ab-37-low-layers.pairs)."""
     assert sm90a_lookup(op, M, N, K) == (kernel, 1, "table")
+
+
+@pytest.mark.parametrize("op, variant, expect", [
+    ("gemm_a8w8", "per_token", "gemm_a8w8.row_scales"),
+    ("gemm_a8w8", "per_tensor", "gemm_a8w8"),
+    ("gemm_a16w16", "-", "gemm_a16w16"),
+    ("gemm_a8w8_blockscale", "-", "gemm_a8w8_blockscale"),
+])
+def test_tune_writes_per_token_rows_as_row_scales_rows(op, variant, expect):
+    """tools/tune.py --variant per_token measures calls with row scales, so its rows answer only those."""
+    from source_modules import load_source
+    assert load_source("tools/tune.py", "tune_rows").row_op(op, variant) == expect

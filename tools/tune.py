@@ -155,6 +155,12 @@ def rank(row: dict):
     return math.inf if math.isnan(key) else key  # an unmeasured candidate (NaN) ranks last
 
 
+def row_op(op: str, variant: str) -> str:
+    """The op column of a row tuned with `variant`: gemm_a8w8 measured with per-token / per-channel scales
+    answers only such calls (csrc/dispatch.h kRowScalesSuffix); per-tensor rows answer every call."""
+    return op + ".row_scales" if op == "gemm_a8w8" and variant == "per_token" else op
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--op", default="gemm_a16w16")
@@ -197,7 +203,7 @@ def main(argv=None) -> int:
                 w.writerow(["arch", "op", "in_dtype", "out_dtype", "m_max", "N", "K", "kernel", "split_k",
                             "us", "tflops", "gbps"])
             for r in winners:
-                w.writerow([r["arch"], r["op"], r["in_dtype"], r["out_dtype"], m_bucket(r["M"]), r["N"], r["K"],
+                w.writerow([r["arch"], row_op(r["op"], args.variant), r["in_dtype"], r["out_dtype"], m_bucket(r["M"]), r["N"], r["K"],
                             r["kernel"], measured_split(r), f"{r['us']:.1f}", f"{r['tflops']:.1f}",
                             f"{r['gbps']:.0f}"])
     return 0
