@@ -158,6 +158,7 @@ void device_gemm(const OpArgs& args, const Problem& p, at::Tensor& out) {
   q.row_scales = p.a_scale_kind == ScaleKind::per_row || p.w_scale_kind == ScaleKind::per_row;
   Choice c = forced_kernel(q).value_or(choose_kernel(linked_table(), q));
   log_miss(q, c);
+  log_dispatch(q, c);
   const KernelRecord& k = *c.kernel;
   ensure_loaded(k, device);
   if (converts_mx_to_bf16(k)) {  // MX beyond decode sizes or to non-bf16 output: exact bf16 operands,

@@ -491,22 +491,43 @@ Choice choose_kernel(const KernelTable& t, const Query& q) {
   no_kernel(t, q);
 }
 
-void log_miss(const Query& q, const Choice& c) {
-  const char* path = std::getenv("FLYGEMM_LOG_MISSES");
-  if (!path || !*path || std::string(c.source) == "table") return;
+namespace {
+
+// Appends `row` to the CSV file named by environment variable `env` (read at every call), once per distinct row
+// per process and file, writing `header` first into an empty or new file.
+void append_csv_once(const char* env, const char* header, const std::string& row) {
+  const char* path = std::getenv(env);
+  if (!path || !*path) return;
   static std::mutex mu;
-  static std::set<std::string> seen;  // one row per distinct miss per process
-  std::ostringstream row;
-  row << q.arch << ',' << op_name(q.op) << ',' << dtype_code_name(q.in_dtype) << ','
-      << dtype_code_name(q.out_dtype) << ',' << q.M << ',' << q.N << ',' << q.K << ',' << c.kernel->name << ','
-      << c.split_k << ",,,";
+  static std::set<std::string> seen;
   std::lock_guard<std::mutex> lock(mu);
-  if (!seen.insert(row.str()).second) return;
+  if (!seen.insert(std::string(path) + '\n' + row).second) return;
   std::ifstream probe(path);
   const bool fresh = !probe.good() || probe.peek() == std::ifstream::traits_type::eof();
   std::ofstream f(path, std::ios::app);
-  if (fresh) f << "arch,op,in_dtype,out_dtype,m_max,N,K,kernel,split_k,us,tflops,gbps\n";
-  f << row.str() << '\n';
+  if (fresh) f << header << '\n';
+  f << row << '\n';
+}
+
+std::string query_fields(const Query& q, const std::string& op) {
+  std::ostringstream row;
+  row << q.arch << ',' << op << ',' << dtype_code_name(q.in_dtype) << ',' << dtype_code_name(q.out_dtype) << ','
+      << q.M << ',' << q.N << ',' << q.K;
+  return row.str();
+}
+
+}  // namespace
+
+void log_miss(const Query& q, const Choice& c) {
+  if (std::string(c.source) == "table") return;
+  append_csv_once("FLYGEMM_LOG_MISSES", "arch,op,in_dtype,out_dtype,m_max,N,K,kernel,split_k,us,tflops,gbps",
+                  query_fields(q, op_name(q.op)) + ',' + c.kernel->name + ',' + std::to_string(c.split_k) + ",,,");
+}
+
+void log_dispatch(const Query& q, const Choice& c) {
+  const std::string op = std::string(op_name(q.op)) + (q.row_scales ? kRowScalesSuffix : "");
+  append_csv_once("FLYGEMM_LOG_DISPATCH", "arch,op,in_dtype,out_dtype,M,N,K,kernel,split_k,source",
+                  query_fields(q, op) + ',' + c.kernel->name + ',' + std::to_string(c.split_k) + ',' + c.source);
 }
 
 namespace {

@@ -73,4 +73,9 @@ int32_t auto_split_k(const KernelRecord& k, const Query& q);
 // Appends a tuner-ready CSV row when FLYGEMM_LOG_MISSES names a file.
 void log_miss(const Query& q, const Choice& c);
 
+// Appends "arch,op,in_dtype,out_dtype,M,N,K,kernel,split_k,source" when FLYGEMM_LOG_DISPATCH names a file: every
+// distinct call's pick, table hits included (op "gemm_a8w8.row_scales" for a call with row scales), so a user or a
+// test can see which kernel a call ran.
+void log_dispatch(const Query& q, const Choice& c);
+
 }  // namespace flygemm

@@ -107,6 +107,7 @@ std::string dispatch_lookup(const std::string& kernels_csv, const std::string& r
   q.sm_count = sm_count;
   Choice c = choose_kernel(t.table, q);
   log_miss(q, c);
+  log_dispatch(q, c);
   return std::string(c.kernel->name) + "," + std::to_string(c.split_k) + "," + c.source;
 }
 

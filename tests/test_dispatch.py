@@ -510,6 +510,34 @@ def test_no_log_without_env(tmp_path, monkeypatch):
     assert log.read_text().splitlines()[1].startswith(f"gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,{m},640,640,")
 
 
+def test_log_dispatch_records_every_pick_once(tmp_path, monkeypatch):
+    """FLYGEMM_LOG_DISPATCH: each distinct call's pick, table hits included, with its source; a call with row scales
+    under "gemm_a8w8.row_scales"; a new file gets a header (and the rows already logged to another file)."""
+    log = tmp_path / "dispatch.csv"
+    monkeypatch.setenv("FLYGEMM_LOG_DISPATCH", str(log))
+    m_hit, m_default = next(_unique_m) % 512 + 513, next(_unique_m)
+    assert lookup(m_hit)[2] == "table"
+    assert lookup(m_default, 1024, 2048) == ("k_large", 3, "default")
+    lookup(m_hit)
+    assert lookup(128, 4096, 4096, kernels=SCALED_KERNELS, rows=SCALED_ROWS, op="gemm_a8w8.row_scales") == (
+        "k_scaled", 1, "table")
+    hit = lookup(m_hit)
+    lines = log.read_text().splitlines()
+    assert lines == [
+        "arch,op,in_dtype,out_dtype,M,N,K,kernel,split_k,source",
+        f"gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,{m_hit},4096,4096,{hit[0]},{hit[1]},table",
+        f"gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,{m_default},1024,2048,k_large,3,default",
+        "gfx942,gemm_a8w8.row_scales,fp8_e4m3fnuz,bf16,128,4096,4096,k_scaled,1,table",
+    ]
+    other = tmp_path / "other.csv"
+    monkeypatch.setenv("FLYGEMM_LOG_DISPATCH", str(other))
+    lookup(m_hit)
+    assert other.read_text().splitlines()[1] == lines[1]
+    monkeypatch.delenv("FLYGEMM_LOG_DISPATCH")
+    lookup(m_default + 1, 1024, 2048)
+    assert len(log.read_text().splitlines()) == 4 and len(other.read_text().splitlines()) == 2
+
+
 # ----------------------------------------------------------------------------- explain / info
 
 

@@ -4,7 +4,9 @@ gemm_a8w8_blockscale (1x128 activation / 128x128 weight blocks). Operands come f
 flygemm.quant quantizers applied to fresh random data; every result is checked against the CPU
 oracle (the same op on CPU tensors) and written through the _out variant into a poisoned output
 with guard rows and padded rows, so a missing or an out-of-bounds write fails."""
+import csv
 import math
+import pathlib
 
 import pytest
 import torch
@@ -164,6 +166,55 @@ def test_blockscale_scales_are_per_block():
     ref = torch.ops.flygemm.gemm_a8w8_blockscale(a, w, sa, sw)
     out = run_out("gemm_a8w8_blockscale", a, w, sa, sw, None, torch.bfloat16)
     assert rel_fro(out, ref) <= 1e-2
+
+
+@requires_cuda
+def row_scales_rows():
+    """(m_max, N, K, kernel, split_k) of the sm_90a table's gemm_a8w8.row_scales rows (calls with row scales only)."""
+    table = pathlib.Path(__file__).resolve().parents[1] / "kernels" / "configs" / "sm_90a.csv"
+    lines = (line for line in table.open() if line.startswith("sm_90a,gemm_a8w8.row_scales,fp8_e4m3fn,bf16,"))
+    return [(int(r[4]), int(r[5]), int(r[6]), r[7], int(r[8])) for r in csv.reader(lines)]
+
+
+def dispatch_log(path):
+    """{(op, M, N, K): (kernel, split_k, source)} from a FLYGEMM_LOG_DISPATCH file."""
+    return {(r["op"], int(r["M"]), int(r["N"]), int(r["K"])): (r["kernel"], int(r["split_k"]), r["source"])
+            for r in csv.DictReader(path.open())}
+
+
+@requires_cuda
+def test_calls_with_row_scales_run_the_row_scales_rows(tmp_path, monkeypatch):
+    """A gemm_a8w8 call with a per-token a_scale or a per-channel w_scale runs the kernel of its gemm_a8w8.row_scales
+    row, a per-tensor call the op's own pick (the dispatch log records what each call ran), at the rows' own M, and
+    both give the oracle's result on sampled rows (first, last and random ones)."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the sm_90a table's rows")
+    rows = row_scales_rows()
+    assert rows, "the sm_90a table has no gemm_a8w8.row_scales rows"
+    log = tmp_path / "dispatch.csv"
+    monkeypatch.setenv("FLYGEMM_LOG_DISPATCH", str(log))
+    for i, (M, N, K, kernel, split_k) in enumerate(rows):
+        g = torch.Generator(device="cuda").manual_seed(700 + i)
+        x = torch.randn(M, K, device="cuda", generator=g) * (0.25 + 4 * torch.rand(M, 1, device="cuda", generator=g))
+        wf = torch.randn(N, K, device="cuda", generator=g) / math.sqrt(K)
+        a_tok, sa_tok = quant.quantize_fp8_per_token(x, FP8)
+        a_ten, sa_ten = quant.quantize_fp8_per_tensor(x, FP8)
+        w_ch, sw_ch = quant.quantize_fp8_per_channel(wf, FP8)
+        w_ten, sw_ten = quant.quantize_fp8_per_tensor(wf, FP8)
+        del x, wf
+        sample = torch.cat([torch.tensor([0, M - 1]), torch.randint(1, M - 1, (6,), generator=torch.Generator().manual_seed(i))])
+        for a, w, sa, sw in [(a_tok, w_ten, sa_tok, sw_ten), (a_ten, w_ch, sa_ten, sw_ch), (a_ten, w_ten, sa_ten, sw_ten)]:
+            out = torch.ops.flygemm.gemm_a8w8(a, w, sa, sw, None)
+            torch.cuda.synchronize()
+            a_rows, sa_rows = a[sample.cuda()].cpu(), (sa[sample.cuda()] if sa.numel() > 1 else sa).cpu()
+            ref = torch.ops.flygemm.gemm_a8w8(a_rows, w.cpu(), sa_rows, sw.cpu(), None)
+            assert rel_fro(out[sample.cuda()].cpu(), ref) <= 1e-2, (M, N, K, sa.numel(), sw.numel())
+            del out
+        picks = dispatch_log(log)
+        assert picks[("gemm_a8w8.row_scales", M, N, K)] == (kernel, split_k, "table")
+        per_tensor = flygemm.explain("gemm_a8w8", M, N, K, FP8, device="cuda")
+        assert picks[("gemm_a8w8", M, N, K)] == (per_tensor["kernel"], per_tensor["split_k"], per_tensor["source"])
+        assert flygemm.explain("gemm_a8w8.row_scales", M, N, K, FP8, device="cuda")["kernel"] == kernel
 
 
 @requires_cuda
