@@ -1248,6 +1248,24 @@ def test_sm90a_rows_from_the_ping_pong_and_256_row_sweep(op, M, N, K, kernel):
     assert sm90a_lookup(op, M, N, K) == (kernel, 1, "table")
 
 
+@pytest.mark.parametrize("op, M, N, K, kernel", [
+    ("gemm_a8w8", 1024, 6144, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
+    ("gemm_a8w8", 1024, 4096, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c2x1.pp.sm90a"),
+    ("gemm_a8w8", 1024, 28672, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c1x2.pp.sm90a"),
+    ("gemm_a8w8", 1024, 24576, 1536, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c2x1.pp.sm90a"),
+    ("gemm_a16w16", 1024, 24576, 1536, "gemm_a16w16.bf16.bf16.t128x128x64.c1x2.pp.sm90a"),
+    # 2112 = 12 x 176: 384 tiles of 128 tokens at M = 4096 (2.91 waves of 132) against 352 of t128x192 (2.67)
+    ("gemm_a8w8", 4096, 2112, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x176x128.sm90a"),
+    ("gemm_a16w16", 4096, 2112, 7168, "gemm_a16w16.bf16.bf16.t128x176x64.sm90a"),
+    ("gemm_a8w8", 3000, 2112, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x176x128.sm90a"),   # the row's bucket (2048, 4096]
+])
+def test_sm90a_rows_from_the_m1024_ping_pong_sweep_and_176_column_tiles(op, M, N, K, kernel):
+    """Thirty-eighth session (docs/PERF.md): M = 1024 rows where the .pp tiles beat the table's pick by >= 2% in a
+    2-round sweep (ab-38-m1024-pp.pairs) and in a 3-round confirmation, per-tensor and per-token (ab-38-confirm.pairs);
+    the 176-column tiles on the 2112 x 7168 layer at M = 4096 (0.92-0.94x the time of t128x192)."""
+    assert sm90a_lookup(op, M, N, K) == (kernel, 1, "table")
+
+
 @pytest.mark.parametrize("op, variant, expect", [
     ("gemm_a8w8", "per_token", "gemm_a8w8.row_scales"),
     ("gemm_a8w8", "per_tensor", "gemm_a8w8"),
