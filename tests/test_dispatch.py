@@ -1266,6 +1266,24 @@ def test_sm90a_rows_from_the_m1024_ping_pong_sweep_and_176_column_tiles(op, M, N
     assert sm90a_lookup(op, M, N, K) == (kernel, 1, "table")
 
 
+@pytest.mark.parametrize("op, M, N, K, kernel", [
+    ("gemm_a8w8", 8192, 28672, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c2x1.pp.sm90a"),
+    ("gemm_a8w8", 4097, 24576, 1536, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c1x2.pp.sm90a"),  # the bucket (4096, 8192]
+    ("gemm_a8w8", 8192, 57344, 8192, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
+    ("gemm_a8w8.row_scales", 8192, 57344, 8192, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sm90a"),
+    ("gemm_a8w8.row_scales", 6000, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sm90a"),
+    ("gemm_a8w8.row_scales", 8192, 6144, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c1x2.pp.sm90a"),  # no row_scales row
+    ("gemm_a16w16", 8192, 24576, 1536, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
+    ("gemm_a16w16", 8192, 36864, 7168, "gemm_a16w16.bf16.bf16.t128x128x64.c1x2.pp.sm90a"),
+    ("gemm_a8w8_blockscale", 8192, 8192, 28672, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x192x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 8192, 7168, 16384, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x160x128.serial.sm90a"),
+])
+def test_sm90a_rows_for_prefill_chunks_of_8192_tokens(op, M, N, K, kernel):
+    """Thirty-eighth session (docs/PERF.md): M = 4097..8192 had no exact rows on the LLM-set layers (the default t128x128
+    answered); rows where the table's pick at M = 4096 / 16384 beat it by >= 2% in every round (ab-38-m8192.pairs)."""
+    assert sm90a_lookup(op, M, N, K) == (kernel, 1, "table")
+
+
 @pytest.mark.parametrize("op, variant, expect", [
     ("gemm_a8w8", "per_token", "gemm_a8w8.row_scales"),
     ("gemm_a8w8", "per_tensor", "gemm_a8w8"),
