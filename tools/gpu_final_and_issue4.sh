@@ -2,7 +2,8 @@
 # One device call for a session's final tree: tools/gpu_decode_report.sh (build, every GPU test file, fuzz and its
 # memcheck run, the issue-5 decode table, FLYGEMM_DR_* extras) and then the issue-4 bench (the two large shapes, then
 # the LLM shape set with its JSON), each part under its own time limit; logs in $OUT, the short tables last.
-#   FLYGEMM_I4_T  seconds for each issue-4 part (default 150); FLYGEMM_I4=0 skips them
+#   FLYGEMM_I4_T  seconds for each issue-4 part (default 150); FLYGEMM_I4=0 skips them;
+#   FLYGEMM_I4_EXTRA  more shapes (MxNxK,...) for the same three ops, with their JSON (extra.json)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/flygemm_final}
@@ -18,8 +19,14 @@ if [ "${FLYGEMM_I4:-1}" != 0 ]; then
   timeout "${FLYGEMM_I4_T:-150}" python3 -m flygemm bench --no-check --ops gemm_a16w16,gemm_a8w8,gemm_a8w8_blockscale \
     --shapes llm --json "$OUT/llm.json" > "$OUT/issue4-llm.log" 2>&1
   echo "issue-4 LLM set rc $?"
+  if [ -n "${FLYGEMM_I4_EXTRA:-}" ]; then
+    timeout "${FLYGEMM_I4_T:-150}" python3 -m flygemm bench --no-check --ops gemm_a16w16,gemm_a8w8,gemm_a8w8_blockscale \
+      --shapes "$FLYGEMM_I4_EXTRA" --json "$OUT/extra.json" > "$OUT/extra.log" 2>&1
+    echo "extra shapes rc $?"
+  fi
 fi
 tail -n 70 "$OUT/report.txt"
 [ -f "$OUT/issue4.log" ] && grep -vE "UserWarning|_warn_once" "$OUT/issue4.log" | tail -n 25
 [ -f "$OUT/issue4-llm.log" ] && tail -n 8 "$OUT/issue4-llm.log"
+[ -f "$OUT/extra.log" ] && tail -n 6 "$OUT/extra.log"
 exit 0
