@@ -411,3 +411,24 @@ def test_merge_tuned_m_max_moves_rows_into_another_bucket(tmp_path):
                     "--m-max", "96", "--comment", "M = 65..96"], check=True, capture_output=True)
     assert table.read_text().splitlines()[1:] == [
         "sm_90a,op,bf16,bf16,128,64,64,old,1", "# M = 65..96", "sm_90a,op,bf16,bf16,96,64,64,new,2"]
+
+
+def test_bench_kernel_column_is_the_kernel_the_call_dispatched(monkeypatch):
+    """bench_one's kernel column comes from the dispatch log of the call itself (a per-token call's row_scales row,
+    not flygemm.explain's answer for the op): a call that logs through the production lookup names its pick, the
+    caller's own FLYGEMM_LOG_DISPATCH comes back afterwards, and a call with no device dispatch names nothing."""
+    import torch
+    kernels = "k_a,gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,16,16,1\nk_b,gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,16,16,1\n"
+    rows = ("gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,128,4096,4096,k_a,1\n"
+            "gfx942,gemm_a8w8.row_scales,fp8_e4m3fnuz,bf16,128,4096,4096,k_b,1\n")
+
+    def call(op):
+        return torch.ops.flygemm_testing.dispatch_lookup(kernels, rows, "gfx942", op, "fp8_e4m3fnuz", "bf16",
+                                                         100, 4096, 4096, "", 0)
+    monkeypatch.setenv("FLYGEMM_LOG_DISPATCH", "/nonexistent/keep-me.csv")
+    assert bench.run_logging_kernel(call, ("gemm_a8w8.row_scales",)) == ("k_b,1,table", "k_b")
+    assert bench.run_logging_kernel(call, ("gemm_a8w8",)) == ("k_a,1,table", "k_a")
+    assert os.environ["FLYGEMM_LOG_DISPATCH"] == "/nonexistent/keep-me.csv"
+    monkeypatch.delenv("FLYGEMM_LOG_DISPATCH")
+    assert bench.run_logging_kernel(lambda: 7, ()) == (7, "")
+    assert "FLYGEMM_LOG_DISPATCH" not in os.environ

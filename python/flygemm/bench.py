@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import statistics
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -295,15 +297,34 @@ def rel_fro(out: torch.Tensor, ref: torch.Tensor) -> float:
 
 
 # ----------------------------------------------------------------------------- runner
+def run_logging_kernel(fn, args):
+    """(fn(*args), the kernel its first dispatch chose): the call runs once with FLYGEMM_LOG_DISPATCH on a fresh
+    file, so the column shows what ran (a per-token call's gemm_a8w8.row_scales row, a forced kernel), not what
+    flygemm.explain answers for the op."""
+    fd, path = tempfile.mkstemp(prefix="flygemm-dispatch-", suffix=".csv")
+    os.close(fd)
+    before = os.environ.get("FLYGEMM_LOG_DISPATCH")
+    os.environ["FLYGEMM_LOG_DISPATCH"] = path
+    try:
+        out = fn(*args)
+        with open(path) as f:
+            picks = f.read().splitlines()[1:]
+    finally:
+        if before is None:
+            del os.environ["FLYGEMM_LOG_DISPATCH"]
+        else:
+            os.environ["FLYGEMM_LOG_DISPATCH"] = before
+        os.unlink(path)
+    return out, picks[0].split(",")[7] if picks else ""
+
+
 def bench_one(op: str, variant: str, M: int, N: int, K: int, device: torch.device, gen, check: bool,
               dirty_l2: bool = False, kernel_time: bool = False) -> Row:
     row = Row(op, variant, M, N, K, str(device))
     args, peer, nbytes = make_problem(op, variant, M, N, K, device, gen)
     fn = getattr(flygemm, op)
     try:
-        if device.type != "cpu":
-            row.kernel = flygemm.explain(op, M, N, K, args[0].dtype, device)["kernel"]
-        out = fn(*args)
+        out, row.kernel = run_logging_kernel(fn, args) if device.type != "cpu" else (fn(*args), "")
     except (NotImplementedError, RuntimeError) as exc:
         row.note = str(exc).splitlines()[0][:120]
         return row
