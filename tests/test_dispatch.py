@@ -1277,6 +1277,10 @@ def test_sm90a_rows_from_the_m1024_ping_pong_sweep_and_176_column_tiles(op, M, N
     ("gemm_a16w16", 8192, 36864, 7168, "gemm_a16w16.bf16.bf16.t128x128x64.c1x2.pp.sm90a"),
     ("gemm_a8w8_blockscale", 8192, 8192, 28672, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x192x128.serial.sm90a"),
     ("gemm_a8w8_blockscale", 8192, 7168, 16384, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x160x128.serial.sm90a"),
+    # after the final run (ab-38-m8192-bs.pairs)
+    ("gemm_a8w8_blockscale", 8192, 4096, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x192x128.serial.sm90a"),
+    ("gemm_a16w16", 8192, 2112, 7168, "gemm_a16w16.bf16.bf16.t128x176x64.sm90a"),
+    ("gemm_a8w8", 8192, 2112, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x176x128.sm90a"),
 ])
 def test_sm90a_rows_for_prefill_chunks_of_8192_tokens(op, M, N, K, kernel):
     """Thirty-eighth session (docs/PERF.md): M = 4097..8192 had no exact rows on the LLM-set layers (the default t128x128
