@@ -1241,14 +1241,7 @@ def test_sm90a_per_token_rows_keep_the_tiles_the_ping_pong_rows_replaced(M, N, K
     ("gemm_a8w8", 16384, 28672, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c2x1.pp.sm90a"),
     ("gemm_a8w8", 16384, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
     ("gemm_a8w8", 16384, 57344, 8192, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
-])
-def test_sm90a_rows_from_the_ping_pong_and_256_row_sweep(op, M, N, K, kernel):
-    """Thirty-seventh session (docs/PERF.md): rows where the .pp / 256-row / other built tiles beat the table's pick
-    by >= 2% in every round of the head-start A/B (ab-37-pp-sweep.pairs, ab-37-low-layers.pairs)."""
-    assert sm90a_lookup(op, M, N, K) == (kernel, 1, "table")
-
-
-@pytest.mark.parametrize("op, M, N, K, kernel", [
+    # thirty-eighth session: M = 1024 (ab-38-m1024-pp.pairs, confirmed by ab-38-confirm.pairs per-tensor and per-token)
     ("gemm_a8w8", 1024, 6144, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
     ("gemm_a8w8", 1024, 4096, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c2x1.pp.sm90a"),
     ("gemm_a8w8", 1024, 28672, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c1x2.pp.sm90a"),
@@ -1258,15 +1251,7 @@ def test_sm90a_rows_from_the_ping_pong_and_256_row_sweep(op, M, N, K, kernel):
     ("gemm_a8w8", 4096, 2112, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x176x128.sm90a"),
     ("gemm_a16w16", 4096, 2112, 7168, "gemm_a16w16.bf16.bf16.t128x176x64.sm90a"),
     ("gemm_a8w8", 3000, 2112, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x176x128.sm90a"),   # the row's bucket (2048, 4096]
-])
-def test_sm90a_rows_from_the_m1024_ping_pong_sweep_and_176_column_tiles(op, M, N, K, kernel):
-    """Thirty-eighth session (docs/PERF.md): M = 1024 rows where the .pp tiles beat the table's pick by >= 2% in a
-    2-round sweep (ab-38-m1024-pp.pairs) and in a 3-round confirmation, per-tensor and per-token (ab-38-confirm.pairs);
-    the 176-column tiles on the 2112 x 7168 layer at M = 4096 (0.92-0.94x the time of t128x192)."""
-    assert sm90a_lookup(op, M, N, K) == (kernel, 1, "table")
-
-
-@pytest.mark.parametrize("op, M, N, K, kernel", [
+    # M = 4097..8192 had no exact rows (the default t128x128 answered; ab-38-m8192.pairs, ab-38-m8192-bs.pairs)
     ("gemm_a8w8", 8192, 28672, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c2x1.pp.sm90a"),
     ("gemm_a8w8", 4097, 24576, 1536, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c1x2.pp.sm90a"),  # the bucket (4096, 8192]
     ("gemm_a8w8", 8192, 57344, 8192, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
@@ -1282,9 +1267,10 @@ def test_sm90a_rows_from_the_m1024_ping_pong_sweep_and_176_column_tiles(op, M, N
     ("gemm_a16w16", 8192, 2112, 7168, "gemm_a16w16.bf16.bf16.t128x176x64.sm90a"),
     ("gemm_a8w8", 8192, 2112, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x176x128.sm90a"),
 ])
-def test_sm90a_rows_for_prefill_chunks_of_8192_tokens(op, M, N, K, kernel):
-    """Thirty-eighth session (docs/PERF.md): M = 4097..8192 had no exact rows on the LLM-set layers (the default t128x128
-    answered); rows where the table's pick at M = 4096 / 16384 beat it by >= 2% in every round (ab-38-m8192.pairs)."""
+def test_sm90a_rows_from_the_head_start_ab_sweeps(op, M, N, K, kernel):
+    """Thirty-seventh and thirty-eighth sessions (docs/PERF.md): rows where the .pp / 256-row / 176-column / other built
+    tiles beat the table's pick by >= 2% in every round of the head-start A/B (tools/tune_specs/ab-37-*.pairs,
+    ab-38-*.pairs; fp8 rows per-tensor and per-token)."""
     assert sm90a_lookup(op, M, N, K) == (kernel, 1, "table")
 
 
