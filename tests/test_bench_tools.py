@@ -426,9 +426,28 @@ def test_bench_kernel_column_is_the_kernel_the_call_dispatched(monkeypatch):
         return torch.ops.flygemm_testing.dispatch_lookup(kernels, rows, "gfx942", op, "fp8_e4m3fnuz", "bf16",
                                                          100, 4096, 4096, "", 0)
     monkeypatch.setenv("FLYGEMM_LOG_DISPATCH", "/nonexistent/keep-me.csv")
-    assert bench.run_logging_kernel(call, ("gemm_a8w8.row_scales",)) == ("k_b,1,table", "k_b")
-    assert bench.run_logging_kernel(call, ("gemm_a8w8",)) == ("k_a,1,table", "k_a")
+    out, picks = bench.run_logged(call, ("gemm_a8w8.row_scales",))
+    assert out == "k_b,1,table"
+    assert picks == [{"arch": "gfx942", "op": "gemm_a8w8.row_scales", "in_dtype": "fp8_e4m3fnuz", "out_dtype": "bf16",
+                      "M": "100", "N": "4096", "K": "4096", "kernel": "k_b", "split_k": "1", "source": "table"}]
+    assert [p["kernel"] for p in bench.run_logged(call, ("gemm_a8w8",))[1]] == ["k_a"]
     assert os.environ["FLYGEMM_LOG_DISPATCH"] == "/nonexistent/keep-me.csv"
     monkeypatch.delenv("FLYGEMM_LOG_DISPATCH")
-    assert bench.run_logging_kernel(lambda: 7, ()) == (7, "")
+    assert bench.run_logged(lambda: 7, ()) == (7, [])
     assert "FLYGEMM_LOG_DISPATCH" not in os.environ
+
+
+def test_ab_fresh_rounds_get_new_tensors_behind_spacers_of_other_sizes(monkeypatch):
+    """tools/ab.py --fresh: every round times the pair on a new problem, allocated behind a spacer whose size differs per
+    round (so the operands move); without it one problem serves every round."""
+    import torch
+    ab = _load_tools_module("ab")
+    made, spacers = [], []
+    monkeypatch.setattr(ab.bench, "make_problem", lambda *a: (made.append(object()) or (made[-1],), None, 0))
+    real_empty = torch.empty
+    monkeypatch.setattr(ab.torch, "empty", lambda n, **kw: spacers.append(n) or real_empty(0))
+    assert [p[0] for p in ab.round_problems("op", "-", 1, 2, 3, "cpu", None, 3, fresh=True)] == made
+    assert len(set(map(id, made))) == 3 and spacers == [0, ab.SPACER_STEP, 2 * ab.SPACER_STEP]
+    made.clear()
+    assert len({id(p[0]) for p in ab.round_problems("op", "-", 1, 2, 3, "cpu", None, 3, fresh=False)}) == 1
+    assert len(made) == 1

@@ -39,19 +39,39 @@ def pinned(fn, args, kernel):
     return call
 
 
-def time_ab(op, variant, M, N, K, a, b, rounds, device, gen) -> str:
+# --fresh: the spacer allocated before round r's tensors is r * SPACER_STEP bytes, so that each round's operands sit at
+# other addresses. Why: on the H200 the same two kernels gave B / A 0.958 in one pair and 0.990 in another of the same
+# run, each repeated to +-0.005 over its rounds (docs/PERF.md, thirty-eighth session): a pair's tensors set an offset
+# that its rounds share, so without fresh placement "every round won" is one sample, not `rounds`.
+SPACER_STEP = 6 * 2 ** 20 + 4096
+
+
+def round_problems(op, variant, M, N, K, device, gen, rounds, fresh):
+    """One problem per round (fresh: new tensors behind a spacer of a size that differs per round), else one for all."""
+    if not fresh:
+        problem, _, _ = bench.make_problem(op, variant, M, N, K, device, gen)
+        yield from (problem for _ in range(rounds))
+        return
+    for r in range(rounds):
+        spacer = torch.empty(r * SPACER_STEP, dtype=torch.uint8, device=device)
+        problem, _, _ = bench.make_problem(op, variant, M, N, K, device, gen)
+        yield problem
+        del problem, spacer
+
+
+def time_ab(op, variant, M, N, K, a, b, rounds, device, gen, fresh=False) -> str:
     """`A us B us  B/A per round  -> winner` for one shape, `rounds` interleaved measurements."""
     fn = getattr(flygemm, op)
-    problem, _, _ = bench.make_problem(op, variant, M, N, K, device, gen)
-    call_a, call_b = pinned(fn, problem, a), pinned(fn, problem, b)
-    times = [bench.time_pair_us(call_a, call_b, device) for _ in range(rounds)]
+    times = []
+    for problem in round_problems(op, variant, M, N, K, device, gen, rounds, fresh):
+        times.append(bench.time_pair_us(pinned(fn, problem, a), pinned(fn, problem, b), device))
     a_us = sorted(t[0] for t in times)[len(times) // 2]
     b_us = sorted(t[1] for t in times)[len(times) // 2]
     ratios = " ".join(f"{tb / ta:.3f}" for ta, tb in times)
     note = ""
-    if TABLE in (a, b):
-        pick = flygemm.explain(op, M, N, K, problem[0].dtype, "cuda")
-        note = f"  (table: {pick['kernel']}:{pick['split_k']})"
+    if TABLE in (a, b):  # what the table's call ran (the dispatch log: per-token calls may take a row_scales row)
+        _, picks = bench.run_logged(pinned(fn, problem, TABLE), ())
+        note = f"  (table: {picks[0]['kernel']}:{picks[0]['split_k']})" if picks else ""
     return f"{a_us:9.1f} {b_us:9.1f}  {ratios}  -> {'A' if a_us <= b_us else 'B'}{note}"
 
 
@@ -64,6 +84,8 @@ def main(argv=None) -> int:
     ap.add_argument("--b", default="", help="kernel:split_k, or `table`")
     ap.add_argument("--pairs", default="", help="file of `op variant MxNxK A B` lines (instead of --op/--shapes/--a/--b)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved measurements per shape")
+    ap.add_argument("--fresh", action="store_true",
+                    help="new operand tensors at other addresses for every round (see SPACER_STEP)")
     ap.add_argument("--device", default="cuda")
     args = ap.parse_args(argv)
     if args.pairs:
@@ -79,7 +101,7 @@ def main(argv=None) -> int:
     print(f"{'op':22} {'M':>6} {'N':>6} {'K':>6} {'A us':>9} {'B us':>9}  B/A per round")
     for op, variant, shape, a, b in jobs:
         (M, N, K), = bench.parse_shapes(shape, [])
-        print(f"{op:22} {M:6d} {N:6d} {K:6d} " + time_ab(op, variant, M, N, K, a, b, args.rounds, device, gen)
+        print(f"{op:22} {M:6d} {N:6d} {K:6d} " + time_ab(op, variant, M, N, K, a, b, args.rounds, device, gen, args.fresh)
               + (f"  A = {a}  B = {b}" if args.pairs else ""), flush=True)
     return 0
 

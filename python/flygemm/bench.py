@@ -10,6 +10,7 @@ On a machine with no GPU it runs the CPU oracle and says so.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 import os
@@ -297,10 +298,10 @@ def rel_fro(out: torch.Tensor, ref: torch.Tensor) -> float:
 
 
 # ----------------------------------------------------------------------------- runner
-def run_logging_kernel(fn, args):
-    """(fn(*args), the kernel its first dispatch chose): the call runs once with FLYGEMM_LOG_DISPATCH on a fresh
-    file, so the column shows what ran (a per-token call's gemm_a8w8.row_scales row, a forced kernel), not what
-    flygemm.explain answers for the op."""
+def run_logged(fn, args) -> tuple:
+    """(fn(*args), the picks its dispatches made, as dicts of the FLYGEMM_LOG_DISPATCH columns): the call runs once with
+    the dispatch log on a fresh file, so a caller can name what ran (a per-token call's gemm_a8w8.row_scales row, a
+    forced kernel) instead of what flygemm.explain answers for the op."""
     fd, path = tempfile.mkstemp(prefix="flygemm-dispatch-", suffix=".csv")
     os.close(fd)
     before = os.environ.get("FLYGEMM_LOG_DISPATCH")
@@ -308,14 +309,14 @@ def run_logging_kernel(fn, args):
     try:
         out = fn(*args)
         with open(path) as f:
-            picks = f.read().splitlines()[1:]
+            picks = list(csv.DictReader(f))
     finally:
         if before is None:
             del os.environ["FLYGEMM_LOG_DISPATCH"]
         else:
             os.environ["FLYGEMM_LOG_DISPATCH"] = before
         os.unlink(path)
-    return out, picks[0].split(",")[7] if picks else ""
+    return out, picks
 
 
 def bench_one(op: str, variant: str, M: int, N: int, K: int, device: torch.device, gen, check: bool,
@@ -324,7 +325,8 @@ def bench_one(op: str, variant: str, M: int, N: int, K: int, device: torch.devic
     args, peer, nbytes = make_problem(op, variant, M, N, K, device, gen)
     fn = getattr(flygemm, op)
     try:
-        out, row.kernel = run_logging_kernel(fn, args) if device.type != "cpu" else (fn(*args), "")
+        out, picks = run_logged(fn, args) if device.type != "cpu" else (fn(*args), [])
+        row.kernel = picks[0]["kernel"] if picks else ""
     except (NotImplementedError, RuntimeError) as exc:
         row.note = str(exc).splitlines()[0][:120]
         return row

@@ -5,7 +5,8 @@
 # tile against the table's pick on the blockscale LLM-set layers (event time).
 #   FLYGEMM_BN_TESTS=0  skip the tests;  FLYGEMM_BN_FILES  test files;  FLYGEMM_BN_K  their pytest -k expression;  FLYGEMM_BN_PAIRS  pairs files
 #   (default: M = 128, 1024, 4096; tools/tune_specs/ab-36-bs-wide.pairs: the 144 / 160 / 192-wide tiles);
-#   FLYGEMM_BN_AB_T  time limit per pairs file (s);  FLYGEMM_BN_ROUNDS  A/B rounds (default 2)
+#   FLYGEMM_BN_AB_T  time limit per pairs file (s);  FLYGEMM_BN_ROUNDS  A/B rounds (default 2);  FLYGEMM_BN_AB_ARGS  more
+#   tools/ab.py arguments (e.g. --fresh)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/device_env.sh
@@ -18,7 +19,7 @@ if [ "${FLYGEMM_BN_TESTS:-1}" != 0 ]; then
   grep -E "^FAILED|Error" "$OUT/tests.log" | head -20
 fi
 for pairs in ${FLYGEMM_BN_PAIRS:-tools/tune_specs/ab-36-bs-narrow-m128.pairs tools/tune_specs/ab-36-bs-narrow-m1024.pairs tools/tune_specs/ab-36-bs-narrow-m4096.pairs}; do
-  timeout "${FLYGEMM_BN_AB_T:-150}" python3 tools/ab.py --pairs "$pairs" --rounds "${FLYGEMM_BN_ROUNDS:-2}" 2>&1 | grep -v -i warn \
+  timeout "${FLYGEMM_BN_AB_T:-150}" python3 tools/ab.py --pairs "$pairs" --rounds "${FLYGEMM_BN_ROUNDS:-2}" ${FLYGEMM_BN_AB_ARGS:-} 2>&1 | grep -v -i warn \
     > "$OUT/$(basename "$pairs" .pairs).txt"
 done
 # short table last: M N K, A (table) us, B us, B / A, B's tile
