@@ -1266,6 +1266,7 @@ def test_sm90a_per_token_rows_keep_the_tiles_the_ping_pong_rows_replaced(M, N, K
     ("gemm_a8w8_blockscale", 8192, 4096, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x192x128.serial.sm90a"),
     ("gemm_a16w16", 8192, 2112, 7168, "gemm_a16w16.bf16.bf16.t128x176x64.sm90a"),
     ("gemm_a8w8", 8192, 2112, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x176x128.sm90a"),
+    ("gemm_a8w8", 8192, 7168, 16384, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c1x2.pp.sm90a"),  # ab-38-placement.pairs
 ])
 def test_sm90a_rows_from_the_head_start_ab_sweeps(op, M, N, K, kernel):
     """Thirty-seventh and thirty-eighth sessions (docs/PERF.md): rows where the .pp / 256-row / 176-column / other built
