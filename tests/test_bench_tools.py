@@ -455,3 +455,15 @@ def test_ab_fresh_rounds_get_new_tensors_behind_spacers_of_other_sizes(monkeypat
     made.clear()
     assert len({id(p[0]) for p in ab.round_problems("op", "-", 1, 2, 3, "cpu", None, 3, fresh=False)}) == 1
     assert len(made) == 1
+
+
+def test_ab_verdict_goes_by_the_median_of_the_per_round_ratios(monkeypatch):
+    """tools/ab.py: with new tensors every round the absolute times move with the placement, so the verdict is the
+    median of the rounds' B / A ratios, not a comparison of A's and B's separate medians (which would say A here)."""
+    ab = _load_tools_module("ab")
+    rounds = iter([(100.0, 95.0), (200.0, 190.0), (150.0, 160.0)])
+    monkeypatch.setattr(ab.bench, "make_problem", lambda *a: ((), None, 0))
+    monkeypatch.setattr(ab.bench, "time_pair_us", lambda fa, fb, dev: next(rounds))
+    line = ab.time_ab("gemm_a8w8", "per_tensor", 1, 2, 3, "k1:1", "k2:1", 3, "cpu", None, fresh=False)
+    assert "0.950 0.950 1.067  median 0.950  -> B" in line
+    assert line.split()[:2] == ["150.0", "160.0"]

@@ -69,12 +69,15 @@ def time_ab(op, variant, M, N, K, a, b, rounds, device, gen, fresh=True) -> str:
         times.append(bench.time_pair_us(pinned(fn, problem, a), pinned(fn, problem, b), device))
     a_us = sorted(t[0] for t in times)[len(times) // 2]
     b_us = sorted(t[1] for t in times)[len(times) // 2]
-    ratios = " ".join(f"{tb / ta:.3f}" for ta, tb in times)
+    # The verdict goes by the median of the per-round ratios: with new tensors each round the absolute times move with
+    # the placement, the ratio of one round's interleaved pair less.
+    median = sorted(tb / ta for ta, tb in times)[len(times) // 2]
+    ratios = " ".join(f"{tb / ta:.3f}" for ta, tb in times) + f"  median {median:.3f}"
     note = ""
     if TABLE in (a, b):  # what the table's call ran (the dispatch log: per-token calls may take a row_scales row)
         _, picks = bench.run_logged(pinned(fn, problem, TABLE), ())
         note = f"  (table: {picks[0]['kernel']}:{picks[0]['split_k']})" if picks else ""
-    return f"{a_us:9.1f} {b_us:9.1f}  {ratios}  -> {'A' if a_us <= b_us else 'B'}{note}"
+    return f"{a_us:9.1f} {b_us:9.1f}  {ratios}  -> {'A' if median >= 1.0 else 'B'}{note}"
 
 
 def main(argv=None) -> int:
@@ -104,7 +107,8 @@ def main(argv=None) -> int:
     print(f"{'op':22} {'M':>6} {'N':>6} {'K':>6} {'A us':>9} {'B us':>9}  B/A per round")
     for op, variant, shape, a, b in jobs:
         (M, N, K), = bench.parse_shapes(shape, [])
-        print(f"{op:22} {M:6d} {N:6d} {K:6d} " + time_ab(op, variant, M, N, K, a, b, args.rounds, device, gen, args.fresh)
+        name = op if variant == "-" else f"{op}/{variant}"
+        print(f"{name:22} {M:6d} {N:6d} {K:6d} " + time_ab(op, variant, M, N, K, a, b, args.rounds, device, gen, args.fresh)
               + (f"  A = {a}  B = {b}" if args.pairs else ""), flush=True)
     return 0
 

@@ -7,6 +7,11 @@ round (fp8 1024 x 6144 x 4096) and t128x112x128 at 1024 x 7168 x 16384 taking 15
 each line prints the event time (cold L2, bench.time_us) and its ratio to all-at-0.
 
     python3 tools/probes/placement.py --shape 1024x7168x16384 --kernel gemm_a8w8.fp8_e4m3fn.bf16.t128x112x128.sm90a:1
+
+--buffers N (thirty-ninth session) asks whether a slow placement belongs to the buffer or to its offset: N fresh copies of
+A and of W (all kept alive, offset 0 each, so equal low address bits), timed in two passes; per pair the two passes'
+times, then the slowest and the fastest pair once more under cudaProfilerStart/Stop, so that
+`ncu --profile-from-start off` profiles exactly those two launches.
 """
 
 import argparse
@@ -60,14 +65,52 @@ def run(shape: str, kernel: str, rep_ms: float) -> None:
             print(f"{name:>6} {off:>10} {us:9.1f} {us / base:6.3f}   {mods}", flush=True)
 
 
+def per_buffer(shape: str, kernel: str, rep_ms: float, buffers: int) -> None:
+    """Time N fresh (A, W) copies twice each; then the slowest and fastest once inside a profiler range (for ncu)."""
+    (M, N, K), = bench.parse_shapes(shape, [])
+    dev = torch.device("cuda")
+    g = torch.Generator(device=dev).manual_seed(0)
+    a, sa = quant.quantize_fp8_per_tensor(torch.randn(M, K, device=dev, generator=g))
+    w, sw = quant.quantize_fp8_per_tensor(torch.randn(N, K, device=dev, generator=g) / K ** 0.5)
+    out = torch.empty(M, N, dtype=torch.bfloat16, device=dev)
+    copies = [(a.clone(), w.clone()) for _ in range(buffers)]
+
+    def call(i):
+        pa, pw = copies[i]
+        return pinned(lambda: torch.ops.flygemm.gemm_a8w8_out(pa, pw, sa, sw, None, torch.bfloat16, out=out), (), kernel)
+
+    passes = [[bench.time_us(call(i), dev, rep_ms) for i in range(buffers)] for _ in range(2)]
+    base = sorted(passes[0])[buffers // 2]
+    print(f"{shape} {kernel}: {buffers} fresh (A, W) copies, two passes; median {base:.1f} us")
+    print(f"{'copy':>4} {'pass 1':>8} {'pass 2':>8} {'ratio':>6}   A / W address (MiB, mod 2 MiB in hex)")
+    for i, (t1, t2) in enumerate(zip(*passes)):
+        pa, pw = copies[i]
+        addr = " / ".join(f"{p.data_ptr() >> 20} {p.data_ptr() % (2 << 20):#x}" for p in (pa, pw))
+        print(f"{i:>4} {t1:8.1f} {t2:8.1f} {(t1 + t2) / 2 / base:6.3f}   {addr}", flush=True)
+    mean = [(t1 + t2) / 2 for t1, t2 in zip(*passes)]
+    slow, fast = max(range(buffers), key=mean.__getitem__), min(range(buffers), key=mean.__getitem__)
+    print(f"profiled: fast copy {fast} then slow copy {slow}")
+    torch.cuda.synchronize()
+    torch.cuda.profiler.start()
+    for i in (fast, slow):
+        bench.flush_with_head_start(dev)
+        call(i)()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shape", required=True, help="MxNxK")
     ap.add_argument("--kernel", action="append", required=True, help="kernel:split_k (repeatable)")
     ap.add_argument("--rep-ms", type=float, default=300.0)
+    ap.add_argument("--buffers", type=int, default=0, help="per-buffer mode: N fresh (A, W) copies (see above)")
     args = ap.parse_args(argv)
     for k in args.kernel:
-        run(args.shape, k, args.rep_ms)
+        if args.buffers:
+            per_buffer(args.shape, k, args.rep_ms, args.buffers)
+        else:
+            run(args.shape, k, args.rep_ms)
     return 0
 
 
