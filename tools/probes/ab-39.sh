@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Thirty-ninth session, one device call: build the extension; A/B pairs files with their own rounds and time limits
 # (FLYGEMM_AB39_SPECS: "pairs_file:rounds:seconds ..."; new tensors every round); then the per-buffer placement probe
-# (tools/probes/placement.py --buffers) with the slowest and fastest copy profiled by ncu (FLYGEMM_AB39_PLACEMENT=0: skip).
+# (tools/probes/placement.py --buffers) with the slowest and fastest copy profiled by ncu (FLYGEMM_AB39_PLACEMENT=ncu, the default;
+# =plain: without ncu, copies of A only / W only / both; anything else: skip).
 # Full logs in $OUT; last, a short table of the decisive lines: for each pair the median B / A and B's kernel.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,7 +14,7 @@ for spec in ${FLYGEMM_AB39_SPECS:?}; do
   timeout "$seconds" python3 tools/ab.py --pairs "$pairs" --rounds "$rounds" 2>&1 | grep -v -i warn \
     > "$OUT/$(basename "$pairs" .pairs).txt"
 done
-if [ "${FLYGEMM_AB39_PLACEMENT:-1}" != 0 ]; then
+if [ "${FLYGEMM_AB39_PLACEMENT:-ncu}" = ncu ]; then
   timeout 120 ncu --clock-control none --profile-from-start off -k regex:GemmA8W8Sm90 --set full \
     -f -o "$OUT/placement" python3 tools/probes/placement.py --shape 1024x7168x16384 --buffers 12 --rep-ms 150 \
     --kernel gemm_a8w8.fp8_e4m3fn.bf16.t128x112x128.sm90a:1 > "$OUT/placement.txt" 2>&1
@@ -21,10 +22,15 @@ if [ "${FLYGEMM_AB39_PLACEMENT:-1}" != 0 ]; then
   timeout 60 python3 tools/probes/placement.py --shape 1024x6144x4096 --buffers 12 --rep-ms 150 \
     --kernel gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a:1 --kernel gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a:1 \
     >> "$OUT/placement.txt" 2>&1
-  grep -v "^==" "$OUT/placement.txt" | grep -v -i warn | cut -c1-60
-  grep -E "^  [a-zA-Z_]|Duration|DRAM Throughput|L2 Hit Rate|Mem Busy|Max Bandwidth|L2 Compression|lts__t_sectors_srcunit_ltcfabric" \
-    "$OUT/placement-ncu.txt" | head -30
+  grep -E "^  [a-zA-Z_]|Duration|DRAM Throughput|L2 Hit Rate|Mem Busy|Max Bandwidth" "$OUT/placement-ncu.txt" | head -30
+elif [ "${FLYGEMM_AB39_PLACEMENT}" = plain ]; then
+  # without ncu attached: which operand's copies differ (A only, W only, both), 16 copies each
+  for vary in a w both; do
+    timeout 60 python3 tools/probes/placement.py --shape 1024x7168x16384 --buffers 16 --rep-ms 150 --vary $vary \
+      --kernel gemm_a8w8.fp8_e4m3fn.bf16.t128x112x128.sm90a:1 >> "$OUT/placement.txt" 2>&1
+  done
 fi
+[ -f "$OUT/placement.txt" ] && grep -v "^==" "$OUT/placement.txt" | grep -v -i warn | cut -c1-40
 # decisive lines: B / A median < 0.985 (B faster by 1.5% or more) or > 1.0 in the recheck file (the predecessor loses)
 for f in "$OUT"/ab-*.txt; do
   echo "== $(basename "$f"): $(grep -c median "$f") pairs"

@@ -65,15 +65,17 @@ def run(shape: str, kernel: str, rep_ms: float) -> None:
             print(f"{name:>6} {off:>10} {us:9.1f} {us / base:6.3f}   {mods}", flush=True)
 
 
-def per_buffer(shape: str, kernel: str, rep_ms: float, buffers: int) -> None:
-    """Time N fresh (A, W) copies twice each; then the slowest and fastest once inside a profiler range (for ncu)."""
+def per_buffer(shape: str, kernel: str, rep_ms: float, buffers: int, vary: str = "both") -> None:
+    """Time N fresh (A, W) copies twice each (vary: which operand gets the fresh copies, the other is shared); then the
+    slowest and fastest once inside a profiler range (for ncu)."""
     (M, N, K), = bench.parse_shapes(shape, [])
     dev = torch.device("cuda")
     g = torch.Generator(device=dev).manual_seed(0)
     a, sa = quant.quantize_fp8_per_tensor(torch.randn(M, K, device=dev, generator=g))
     w, sw = quant.quantize_fp8_per_tensor(torch.randn(N, K, device=dev, generator=g) / K ** 0.5)
     out = torch.empty(M, N, dtype=torch.bfloat16, device=dev)
-    copies = [(a.clone(), w.clone()) for _ in range(buffers)]
+    copies = [(a.clone() if vary in ("a", "both") else a, w.clone() if vary in ("w", "both") else w)
+              for _ in range(buffers)]
 
     def call(i):
         pa, pw = copies[i]
@@ -81,7 +83,7 @@ def per_buffer(shape: str, kernel: str, rep_ms: float, buffers: int) -> None:
 
     passes = [[bench.time_us(call(i), dev, rep_ms) for i in range(buffers)] for _ in range(2)]
     base = sorted(passes[0])[buffers // 2]
-    print(f"{shape} {kernel}: {buffers} fresh (A, W) copies, two passes; median {base:.1f} us")
+    print(f"{shape} {kernel}: {buffers} fresh copies of {vary}, two passes; median {base:.1f} us")
     print(f"{'copy':>4} {'pass 1':>8} {'pass 2':>8} {'ratio':>6}   A / W address (MiB, mod 2 MiB in hex)")
     for i, (t1, t2) in enumerate(zip(*passes)):
         pa, pw = copies[i]
@@ -105,10 +107,11 @@ def main(argv=None) -> int:
     ap.add_argument("--kernel", action="append", required=True, help="kernel:split_k (repeatable)")
     ap.add_argument("--rep-ms", type=float, default=300.0)
     ap.add_argument("--buffers", type=int, default=0, help="per-buffer mode: N fresh (A, W) copies (see above)")
+    ap.add_argument("--vary", choices=("a", "w", "both"), default="both", help="per-buffer mode: which operand is copied")
     args = ap.parse_args(argv)
     for k in args.kernel:
         if args.buffers:
-            per_buffer(args.shape, k, args.rep_ms, args.buffers)
+            per_buffer(args.shape, k, args.rep_ms, args.buffers, args.vary)
         else:
             run(args.shape, k, args.rep_ms)
     return 0
