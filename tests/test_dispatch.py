@@ -1267,6 +1267,19 @@ def test_sm90a_per_token_rows_keep_the_tiles_the_ping_pong_rows_replaced(M, N, K
     ("gemm_a16w16", 8192, 2112, 7168, "gemm_a16w16.bf16.bf16.t128x176x64.sm90a"),
     ("gemm_a8w8", 8192, 2112, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x176x128.sm90a"),
     ("gemm_a8w8", 8192, 7168, 16384, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c1x2.pp.sm90a"),  # ab-38-placement.pairs
+    # thirty-ninth session: M = 1025..2048 and 257..512 (ab-39-confirm.pairs, ab-39-m512.pairs), the recheck's .pp rows
+    ("gemm_a8w8", 2048, 24576, 1536, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c1x2.pp.sm90a"),
+    ("gemm_a8w8", 1025, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),  # the bucket (1024, 2048]
+    ("gemm_a16w16", 2048, 57344, 8192, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
+    ("gemm_a8w8_blockscale", 2048, 6144, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x192x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 1500, 57344, 8192, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x192x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 512, 6144, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x192x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 300, 10240, 8192, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x160x128.serial.sm90a"),
+    ("gemm_a8w8", 512, 24576, 1536, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c2x1.pp.sm90a"),
+    ("gemm_a16w16", 512, 36864, 7168, "gemm_a16w16.bf16.bf16.t128x192x64.sm90a"),
+    ("gemm_a8w8", 1024, 10240, 8192, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c2x1.pp.sm90a"),
+    ("gemm_a16w16", 1024, 57344, 8192, "gemm_a16w16.bf16.bf16.t128x128x64.c1x2.pp.sm90a"),
+    ("gemm_a16w16", 1024, 36864, 7168, "gemm_a16w16.bf16.bf16.t128x128x64.c1x2.pp.sm90a"),
 ])
 def test_sm90a_rows_from_the_head_start_ab_sweeps(op, M, N, K, kernel):
     """Thirty-seventh and thirty-eighth sessions (docs/PERF.md): rows where the .pp / 256-row / 176-column / other built
