@@ -467,3 +467,28 @@ def test_ab_verdict_goes_by_the_median_of_the_per_round_ratios(monkeypatch):
     line = ab.time_ab("gemm_a8w8", "per_tensor", 1, 2, 3, "k1:1", "k2:1", 3, "cpu", None, fresh=False)
     assert "0.950 0.950 1.067  median 0.950  -> B" in line
     assert line.split()[:2] == ["150.0", "160.0"]
+
+
+def test_every_kernel_a_pairs_file_names_is_built_for_its_arch():
+    """tools/tune_specs/*.pairs are written offline and spent on the GPU machine: a kernel name there that no arch builds
+    would fail only after a device start. Each `op variant MxNxK A B` line names `table` or kernel:split of a listed
+    kernel, the split as FLYGEMM_FORCE_KERNEL takes it (csrc/device_ops.cpp): an integer, `auto` or `sk` (stream-K)."""
+    listed = set()
+    for kernels_csv in (ROOT / "kernels" / "configs").glob("*.kernels.csv"):
+        listed |= {line.split(",")[0] for line in kernels_csv.read_text().splitlines()
+                   if line.strip() and not line.startswith("#")}
+    unknown = []
+    for pairs in sorted((ROOT / "tools" / "tune_specs").glob("*.pairs")):
+        for line in pairs.read_text().splitlines():
+            fields = line.split("#")[0].split()
+            if not fields:
+                continue
+            assert len(fields) == 5, f"{pairs.name}: {line}"
+            for side in fields[3:]:
+                if side == "table":
+                    continue
+                kernel, split = side.rsplit(":", 1)
+                assert split in ("auto", "sk") or split.lstrip("-").isdigit(), f"{pairs.name}: {side}"
+                if kernel not in listed:
+                    unknown.append(f"{pairs.name}: {kernel}")
+    assert not unknown, unknown
