@@ -39,13 +39,18 @@ def placed(t: torch.Tensor, offset: int) -> torch.Tensor:
     return view
 
 
-def run(shape: str, kernel: str, rep_ms: float) -> None:
+def operands(shape: str):
+    """The per-tensor fp8 problem both modes time: (device, a, a_scale, w, w_scale, an empty bf16 output)."""
     (M, N, K), = bench.parse_shapes(shape, [])
     dev = torch.device("cuda")
     g = torch.Generator(device=dev).manual_seed(0)
     a, sa = quant.quantize_fp8_per_tensor(torch.randn(M, K, device=dev, generator=g))
     w, sw = quant.quantize_fp8_per_tensor(torch.randn(N, K, device=dev, generator=g) / K ** 0.5)
-    out0 = torch.empty(M, N, dtype=torch.bfloat16, device=dev)
+    return dev, a, sa, w, sw, torch.empty(M, N, dtype=torch.bfloat16, device=dev)
+
+
+def run(shape: str, kernel: str, rep_ms: float) -> None:
+    dev, a, sa, w, sw, out0 = operands(shape)
 
     def time_at(a_off, w_off, o_off):
         pa, pw, po = placed(a, a_off), placed(w, w_off), placed(out0, o_off)
@@ -68,12 +73,7 @@ def run(shape: str, kernel: str, rep_ms: float) -> None:
 def per_buffer(shape: str, kernel: str, rep_ms: float, buffers: int, vary: str = "both") -> None:
     """Time N fresh (A, W) copies twice each (vary: which operand gets the fresh copies, the other is shared); then the
     slowest and fastest once inside a profiler range (for ncu)."""
-    (M, N, K), = bench.parse_shapes(shape, [])
-    dev = torch.device("cuda")
-    g = torch.Generator(device=dev).manual_seed(0)
-    a, sa = quant.quantize_fp8_per_tensor(torch.randn(M, K, device=dev, generator=g))
-    w, sw = quant.quantize_fp8_per_tensor(torch.randn(N, K, device=dev, generator=g) / K ** 0.5)
-    out = torch.empty(M, N, dtype=torch.bfloat16, device=dev)
+    dev, a, sa, w, sw, out = operands(shape)
     copies = [(a.clone() if vary in ("a", "both") else a, w.clone() if vary in ("w", "both") else w)
               for _ in range(buffers)]
 
