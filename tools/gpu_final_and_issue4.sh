@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call for a session's final tree: tools/gpu_decode_report.sh (build, every GPU test file, fuzz and its
 # memcheck run, the issue-5 decode table, FLYGEMM_DR_* extras) and then the issue-4 bench (the two large shapes, then
-# the LLM shape set with its JSON), each part under its own time limit; logs in $OUT, the short tables last.
+# the LLM shape set with its JSON), each part under its own time limit; logs in $OUT (as one .tgz), the short tables last.
+# Redirect stdout outside $OUT.
 #   FLYGEMM_I4_T  seconds for each issue-4 part (default 150); FLYGEMM_I4=0 skips them;
 #   FLYGEMM_I4_EXTRA  more shapes (MxNxK,...) for the same three ops, with their JSON (extra.json)
 set -uo pipefail
@@ -29,4 +30,6 @@ tail -n 70 "$OUT/report.txt"
 [ -f "$OUT/issue4.log" ] && grep -vE "UserWarning|_warn_once" "$OUT/issue4.log" | tail -n 25
 [ -f "$OUT/issue4-llm.log" ] && tail -n 8 "$OUT/issue4-llm.log"
 [ -f "$OUT/extra.log" ] && tail -n 6 "$OUT/extra.log"
+# one archive: the device tool brings back a limited number of files (the thirty-ninth session lost llm.json)
+tar -czf /tmp/final-logs.tgz -C "$OUT" . && find "$OUT" -mindepth 1 -delete && mv /tmp/final-logs.tgz "$OUT/"
 exit 0
