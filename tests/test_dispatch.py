@@ -846,7 +846,7 @@ def test_sm90a_m65_to_4096_defaults_and_rows_of_the_twenty_seventh_session(op, i
     (128, 8192, 28672, f"t128x64x128.{SW}", 1, "table"),
     (96, 3584, 18944, f"t128x64x128.{SW}", 2, "table"),
     (256, 4096, 14336, f"t128x64x128.{SW}", 1, "table"),
-    (512, 10240, 8192, f"t128x64x128.{SW}", 1, "table"),
+    # (512, 10240, 8192) moved to t128x176 in the fortieth session (ab-40-m512-sweep.pairs)
 ])
 def test_sm90a_fp8_swapped_128_row_tile_of_the_twenty_eighth_session(M, N, K, kernel, split_k, source):
     kernels, rows = sm90a_tables("gemm_a8w8")
@@ -1284,11 +1284,24 @@ def test_sm90a_per_token_rows_keep_the_tiles_the_ping_pong_rows_replaced(M, N, K
     ("gemm_a16w16", 256, 57344, 8192, "gemm_a16w16.bf16.bf16.t128x256x64.sm90a"),
     ("gemm_a8w8", 200, 24576, 1536, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c2x1.pp.sm90a"),
     ("gemm_a8w8_blockscale", 256, 28672, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x112x128.sm90a"),
+    # fortieth session: blockscale serial wide tiles (ab-40-m256-rest.pairs)
+    ("gemm_a8w8_blockscale", 256, 10240, 8192, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x160x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 400, 24576, 1536, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x192x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 2048, 2112, 7168, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x160x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 1100, 7168, 16384, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x192x128.serial.sm90a"),
+    # fortieth session: every unsplit kernel at M = 512 (ab-40-m512-sweep.pairs)
+    ("gemm_a16w16", 512, 2112, 7168, "gemm_a16w16.bf16.bf16.t128x80x64.sm90a"),
+    ("gemm_a16w16", 384, 4096, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sk8.sw.sm90a"),
+    ("gemm_a16w16", 512, 7168, 18432, "gemm_a16w16.bf16.bf16.t128x112x64.sm90a"),
+    ("gemm_a16w16", 257, 28672, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sk8.sw.sm90a"),
+    ("gemm_a8w8", 512, 7168, 16384, "gemm_a8w8.fp8_e4m3fn.bf16.t128x112x128.sm90a"),
+    ("gemm_a8w8", 500, 7168, 18432, "gemm_a8w8.fp8_e4m3fn.bf16.t128x112x128.sm90a"),
+    ("gemm_a8w8", 512, 10240, 8192, "gemm_a8w8.fp8_e4m3fn.bf16.t128x176x128.sm90a"),
 ])
 def test_sm90a_rows_from_the_head_start_ab_sweeps(op, M, N, K, kernel):
-    """Thirty-seventh to thirty-ninth sessions (docs/PERF.md): rows where the .pp / 256-row / 176-column / other built
+    """Thirty-seventh to fortieth sessions (docs/PERF.md): rows where the .pp / 256-row / 176-column / other built
     tiles beat the table's pick by >= 2% in every round of the head-start A/B (tools/tune_specs/ab-37-*.pairs,
-    ab-38-*.pairs; fp8 rows per-tensor and per-token), or (ab-39-*.pairs) by the median of rounds on new tensors."""
+    ab-38-*.pairs; fp8 rows per-tensor and per-token), or (ab-39-*.pairs, ab-40-*.pairs) by the median of rounds on new tensors."""
     assert sm90a_lookup(op, M, N, K) == (kernel, 1, "table")
 
 
