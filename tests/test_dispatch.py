@@ -1281,7 +1281,7 @@ def test_sm90a_per_token_rows_keep_the_tiles_the_ping_pong_rows_replaced(M, N, K
     ("gemm_a16w16", 1024, 57344, 8192, "gemm_a16w16.bf16.bf16.t128x128x64.c1x2.pp.sm90a"),
     ("gemm_a16w16", 1024, 36864, 7168, "gemm_a16w16.bf16.bf16.t128x128x64.c1x2.pp.sm90a"),
     # after the final run: M = 129..256 (ab-39-m256-bs.pairs)
-    ("gemm_a16w16", 256, 57344, 8192, "gemm_a16w16.bf16.bf16.t128x256x64.sm90a"),
+    ("gemm_a16w16", 256, 57344, 8192, "gemm_a16w16.bf16.bf16.t128x128x64.sk8.sw.sm90a"),  # fortieth session
     ("gemm_a8w8", 200, 24576, 1536, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c2x1.pp.sm90a"),
     ("gemm_a8w8_blockscale", 256, 28672, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x112x128.sm90a"),
     # fortieth session: blockscale serial wide tiles (ab-40-m256-rest.pairs)
@@ -1297,6 +1297,12 @@ def test_sm90a_per_token_rows_keep_the_tiles_the_ping_pong_rows_replaced(M, N, K
     ("gemm_a8w8", 512, 7168, 16384, "gemm_a8w8.fp8_e4m3fn.bf16.t128x112x128.sm90a"),
     ("gemm_a8w8", 500, 7168, 18432, "gemm_a8w8.fp8_e4m3fn.bf16.t128x112x128.sm90a"),
     ("gemm_a8w8", 512, 10240, 8192, "gemm_a8w8.fp8_e4m3fn.bf16.t128x176x128.sm90a"),
+    # fortieth session, after the final run (ab-40-m256-bf16-sweep, -m256-fp8-sweep, -m512-bs-sweep.pairs)
+    ("gemm_a16w16", 256, 10240, 8192, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a"),
+    ("gemm_a16w16", 200, 7168, 18432, "gemm_a16w16.bf16.bf16.t128x112x64.sm90a"),
+    ("gemm_a16w16", 256, 6144, 4096, "gemm_a16w16.bf16.bf16.t128x112x64.sm90a"),
+    ("gemm_a8w8", 256, 6144, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x96x128.sm90a"),
+    ("gemm_a8w8_blockscale", 512, 7168, 16384, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x112x128.sm90a"),
 ])
 def test_sm90a_rows_from_the_head_start_ab_sweeps(op, M, N, K, kernel):
     """Thirty-seventh to fortieth sessions (docs/PERF.md): rows where the .pp / 256-row / 176-column / other built
@@ -1305,9 +1311,10 @@ def test_sm90a_rows_from_the_head_start_ab_sweeps(op, M, N, K, kernel):
     assert sm90a_lookup(op, M, N, K) == (kernel, 1, "table")
 
 
-def test_sm90a_m256_row_of_the_2112_layer_splits_k_in_two():
-    # thirty-ninth session: t64x64.sw at split 2 (the M = 128 row's pick) against t128x64.sw unsplit, 0.949-0.953
-    assert sm90a_lookup("gemm_a16w16", 256, 2112, 7168) == ("gemm_a16w16.bf16.bf16.t64x64x64.sk8.sw.sm90a", 2, "table")
+def test_sm90a_m256_row_of_the_2112_layer_runs_t64x64_unsplit():
+    # thirty-ninth session: t64x64.sw at split 2 (the M = 128 row's pick) won 0.949-0.953 against t128x64.sw unsplit;
+    # fortieth session (ab-40-m256-bf16-sweep.pairs): the same kernel unsplit won 0.798-0.800 against split 2
+    assert sm90a_lookup("gemm_a16w16", 256, 2112, 7168) == ("gemm_a16w16.bf16.bf16.t64x64x64.sk8.sw.sm90a", 1, "table")
 
 
 @pytest.mark.parametrize("op, variant, expect", [
