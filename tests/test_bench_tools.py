@@ -405,6 +405,28 @@ def test_ab_pairs_file_times_each_line_and_single_mode_needs_all_four_args(tmp_p
         ab.main(["--op", "gemm_a8w8", "--shapes", "1x2x3", "--a", "k1:1"])
 
 
+def test_ab_pairs_sweep_offers_every_unsplit_kernel_of_the_family_but_the_pick(monkeypatch):
+    """tools/ab_pairs.py --sweep: the op's own tile family only (input dtype, bf16 out; not decode / other outputs), each
+    kernel at split 1 against the table, the current pick left out only when it already runs unsplit."""
+    monkeypatch.syspath_prepend(str(ROOT / "tools"))  # its sibling imports, as when run from tools/
+    ap = _load_tools_module("ab_pairs")
+    spec = lambda name, family="gemm_a16w16", in_dtype="bf16", out="bf16": (
+        name, {"family": family, "in_dtype": in_dtype, "out_dtype": out})
+    specs = dict([spec("t128x80"), spec("t128x128"), spec("t64x64.sw"), spec("t128x128.fp16out", out="fp16"),
+                  spec("decode.m8n32", family="gemm_splitk_decode"), spec("fp16in", in_dtype="fp16")])
+    picks = {(512, 2112, 7168): "t128x128:1", (256, 2112, 7168): "t64x64.sw:2"}
+    lines = ap.sweep_lines("gemm_a16w16", "-", list(picks), specs, lambda M, N, K: picks[(M, N, K)])
+    assert [ln.split("  #")[0] for ln in lines] == [
+        "gemm_a16w16 - 512x2112x7168 table t128x80:1", "gemm_a16w16 - 512x2112x7168 table t64x64.sw:1",
+        "gemm_a16w16 - 256x2112x7168 table t128x128:1", "gemm_a16w16 - 256x2112x7168 table t128x80:1",
+        "gemm_a16w16 - 256x2112x7168 table t64x64.sw:1"]
+    assert lines[0].endswith("# table t128x128:1")
+    with pytest.raises(SystemExit):  # one of --rev / --sweep
+        ap.main(["--op", "gemm_a8w8", "--shapes", "1x2x3"])
+    with pytest.raises(SystemExit):
+        ap.main(["--op", "gemm_a8w8", "--shapes", "1x2x3", "--rev", "HEAD", "--sweep"])
+
+
 def test_merge_tuned_m_max_moves_rows_into_another_bucket(tmp_path):
     # rows measured at M = 65..96 go to m_max 96, next to (not over) the layer's 128 row
     table = tmp_path / "t.csv"
