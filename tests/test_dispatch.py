@@ -1283,7 +1283,7 @@ def test_sm90a_per_token_rows_keep_the_tiles_the_ping_pong_rows_replaced(M, N, K
     # after the final run: M = 129..256 (ab-39-m256-bs.pairs)
     ("gemm_a16w16", 256, 57344, 8192, "gemm_a16w16.bf16.bf16.t128x128x64.sk8.sw.sm90a"),  # fortieth session
     ("gemm_a8w8", 200, 24576, 1536, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c2x1.pp.sm90a"),
-    ("gemm_a8w8_blockscale", 256, 28672, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x112x128.sm90a"),
+    # (blockscale 256 x 28672 x 4096 went to t128x112 here, then to t128x160.serial in the forty-first session, below)
     # fortieth session: blockscale serial wide tiles (ab-40-m256-rest.pairs)
     ("gemm_a8w8_blockscale", 256, 10240, 8192, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x160x128.serial.sm90a"),
     ("gemm_a8w8_blockscale", 400, 24576, 1536, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x192x128.serial.sm90a"),
@@ -1303,11 +1303,24 @@ def test_sm90a_per_token_rows_keep_the_tiles_the_ping_pong_rows_replaced(M, N, K
     ("gemm_a16w16", 256, 6144, 4096, "gemm_a16w16.bf16.bf16.t128x112x64.sm90a"),
     ("gemm_a8w8", 256, 6144, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x96x128.sm90a"),
     ("gemm_a8w8_blockscale", 512, 7168, 16384, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x112x128.sm90a"),
+    # forty-first session (ab-41-sweep-*.pairs)
+    ("gemm_a16w16", 2048, 7168, 16384, "gemm_a16w16.bf16.bf16.t128x176x64.sm90a"),
+    ("gemm_a16w16", 1025, 7168, 18432, "gemm_a16w16.bf16.bf16.t128x176x64.sm90a"),
+    ("gemm_a16w16", 2048, 28672, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
+    ("gemm_a8w8_blockscale", 1024, 4096, 14336, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sm90a"),
+    ("gemm_a8w8_blockscale", 4096, 4096, 14336, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sm90a"),
+    ("gemm_a8w8_blockscale", 256, 36864, 7168, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x192x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 256, 28672, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x160x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 200, 6144, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x96x128.sm90a"),
+    ("gemm_a8w8", 256, 10240, 8192, "gemm_a8w8.fp8_e4m3fn.bf16.t128x176x128.sm90a"),
+    ("gemm_a8w8", 256, 28672, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x112x128.sm90a"),
+    ("gemm_a8w8", 256, 8192, 8192, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sk8.sw.sm90a"),
+    ("gemm_a8w8", 129, 8192, 28672, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sk8.sw.sm90a"),
 ])
 def test_sm90a_rows_from_the_head_start_ab_sweeps(op, M, N, K, kernel):
-    """Thirty-seventh to fortieth sessions (docs/PERF.md): rows where the .pp / 256-row / 176-column / other built
+    """Thirty-seventh to forty-first sessions (docs/PERF.md): rows where the .pp / 256-row / 176-column / other built
     tiles beat the table's pick by >= 2% in every round of the head-start A/B (tools/tune_specs/ab-37-*.pairs,
-    ab-38-*.pairs; fp8 rows per-tensor and per-token), or (ab-39-*.pairs, ab-40-*.pairs) by the median of rounds on new tensors."""
+    ab-38-*.pairs; fp8 rows per-tensor and per-token), or (ab-39-*.pairs .. ab-41-*.pairs) by the median of rounds on new tensors."""
     assert sm90a_lookup(op, M, N, K) == (kernel, 1, "table")
 
 
