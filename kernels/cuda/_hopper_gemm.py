@@ -220,7 +220,7 @@ class GemmConfig:
 
     def __init__(self, in_dtype="bf16", out_dtype=None, tile_m=128, tile_n=128, tile_k=None,
                  stages=0, mma_wg=0, raster_group=8, cluster_m=1, cluster_n=1, epi_stages=0,
-                 overlap=1, release_scope="cta", split=0, promote=0, pingpong=0, swap_ab=0, turns=0):
+                 overlap=1, release_scope="cta", split=0, promote=0, pingpong=0, swap_ab=0):
         fam = self.FAMILY
         self.in_dtype = norm_dtype(fam, in_dtype, self.IN_DTYPES)
         self.out_dtype = norm_dtype(fam, out_dtype or in_dtype, self.OUT_DTYPES)
@@ -351,19 +351,6 @@ class GemmConfig:
                              f"{1 + scratch} x {acc_regs} registers per thread, over the "
                              f"{self.consumer_regs - 32} that fit in {self.consumer_regs}")
         self.threads = 128 * (1 + self.consumer_wgs)
-        # turns (blockscale, serial, cooperative; the .tuT kernels): the warpgroups of a tile take turns
-        # on the tensor cores per K block, in a ring (named barriers 3 + wg), so that one promotes while
-        # the next one's wgmma runs instead of all of them issuing together, sharing the tensor cores
-        # and then promoting together with the tensor cores idle.  1: a warpgroup passes the turn once
-        # its block's wgmma has completed; 2: as soon as it has issued it; 3 / 4: once the first 1 / 2
-        # of the block's k steps have completed (a commit group of their own), so that the block's
-        # remaining steps keep the tensor cores busy while the next warpgroup gets its wgmmas going.
-        self.turns = int(turns)
-        if self.turns not in (0, 1, 2, 3, 4):
-            raise ValueError(f"{fam}: turns must be 0..4")
-        if self.turns and (self.MAINLOOP != "blockscale" or self.overlap or self.pingpong or self.mma_wg < 2):
-            raise ValueError(f"{fam}: turns is for the serial blockscale mainloop (overlap=0) of a tile "
-                             f"shared by 2 or 3 warpgroups")
         self.check_family()
 
         # Epilogue sub-tile: rows of a team's warpgroups x 32 columns (16 where tile_n is an odd
@@ -438,7 +425,7 @@ class GemmConfig:
             epi_stages=p.get("epi_stages", 0), overlap=p.get("overlap", 1),
             release_scope=p.get("release_scope", "cta"), split=p.get("split", 0),
             promote=p.get("promote", 0), pingpong=p.get("pingpong", 0),
-            swap_ab=p.get("swap_ab", 0), turns=p.get("turns", 0),
+            swap_ab=p.get("swap_ab", 0),
         )
 
     def meta(self) -> dict:
@@ -460,7 +447,6 @@ class GemmConfig:
             "stream_k": int(self.stream_k),
             "promote_k_tiles": self.promote,
             "swap_ab": bool(self.swap_ab),
-            "k_block_turns": self.turns,
             "smem_bytes": self.smem_bytes,
             "persistent": True, "warp_specialized": True,
             "mainloop": self.MAINLOOP_TEXT + (
@@ -557,7 +543,6 @@ def kernel_base_class():
             self.split_capable = cfg.split > 0
             self.streamk_capable = cfg.stream_k
             self.promote = cfg.promote
-            self.turns = cfg.turns
             # arrivals on a stage's empty barrier: one per consumer warp, or one per consumer
             # thread for the blockscale mainloop (whose threads also read the stage with LDS)
             self.per_thread_release = cfg.MAINLOOP == "blockscale"
@@ -1582,13 +1567,6 @@ def kernel_base_class():
                     release_state.advance(k_tiles * team)
                 epi_count = Int32(0)
                 tiles_done = Int32(0)
-                if cutlass.const_expr(self.turns > 0):
-                    # K-block turns: warpgroup w waits on barrier 3 + w, which the warpgroup before it
-                    # in the ring arrives on (2 x 128 threads per barrier; ids 1 and 2 are the epilogue's)
-                    turn_bar_mine = pipeline.NamedBarrier(barrier_id=3 + wg_in_team, num_threads=256)
-                    turn_bar_next = pipeline.NamedBarrier(barrier_id=3 + (wg_in_team + 1) % self.mma_wg,
-                                                          num_threads=256)
-                    turns_taken = Int32(0)
                 cur, end = self._work_range(tile_first + team * tile_step, tile_step, num_m_tiles, num_n_tiles,
                                             k_tiles, split_k)
                 while cur < end:
@@ -1702,12 +1680,6 @@ def kernel_base_class():
                             mainloop.consumer_wait(read_state)
                             cute.arch.mbarrier_wait(sbar + read_state.index, read_state.phase)
                             self._bs_load_scales(sS, read_state.index, s_row, thr_row0, lane)
-                            if cutlass.const_expr(self.turns > 0):
-                                # this warpgroup's turn on the tensor cores (warpgroup 0's very first
-                                # block of the kernel has no one before it)
-                                if wg_in_team + turns_taken > 0:   # both >= 0
-                                    turn_bar_mine.arrive_and_wait()
-                                turns_taken += 1
                             warpgroup.fence()
                             tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
                             for kb in cutlass.range_constexpr(num_k_blocks):
@@ -1715,17 +1687,8 @@ def kernel_base_class():
                                           tCrA[(None, None, kb, read_state.index)],
                                           tCrB[(None, None, kb, read_state.index)], acc_blk)
                                 tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
-                                if cutlass.const_expr(self.turns >= 3 and kb == self.turns - 3):
-                                    warpgroup.commit_group()   # the steps after which the turn passes
                             warpgroup.commit_group()
-                            if cutlass.const_expr(self.turns >= 3):
-                                warpgroup.wait_group(1)
-                                turn_bar_next.arrive()
-                            if cutlass.const_expr(self.turns == 2):
-                                turn_bar_next.arrive()
                             warpgroup.wait_group(0)
-                            if cutlass.const_expr(self.turns == 1):
-                                turn_bar_next.arrive()
                             # the stage's operands and scales have been read
                             self._consumer_release(mainloop, read_state)
                             read_state.advance()
@@ -1782,12 +1745,6 @@ def kernel_base_class():
                     cur = nxt
                     tiles_done += 1
 
-                if cutlass.const_expr(self.turns > 0):
-                    # the last warpgroup's last turn hand-off is to warpgroup 0: take it, so that no
-                    # named barrier is left half-arrived when the CTA exits
-                    if wg_in_team == 0:
-                        if turns_taken > 0:
-                            turn_bar_mine.arrive_and_wait()
                 if is_store_warp:
                     store_pipe.producer_tail()
 
