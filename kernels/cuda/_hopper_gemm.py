@@ -220,7 +220,7 @@ class GemmConfig:
 
     def __init__(self, in_dtype="bf16", out_dtype=None, tile_m=128, tile_n=128, tile_k=None,
                  stages=0, mma_wg=0, raster_group=8, cluster_m=1, cluster_n=1, epi_stages=0,
-                 overlap=1, release_scope="cta", split=0, promote=0, pingpong=0, swap_ab=0, diag=0):
+                 overlap=1, release_scope="cta", split=0, promote=0, pingpong=0, swap_ab=0):
         fam = self.FAMILY
         self.in_dtype = norm_dtype(fam, in_dtype, self.IN_DTYPES)
         self.out_dtype = norm_dtype(fam, out_dtype or in_dtype, self.OUT_DTYPES)
@@ -351,9 +351,6 @@ class GemmConfig:
                              f"{1 + scratch} x {acc_regs} registers per thread, over the "
                              f"{self.consumer_regs - 32} that fit in {self.consumer_regs}")
         self.threads = 128 * (1 + self.consumer_wgs)
-        # diag (timing diagnostics only, wrong results for 2): 1 = the plain mainloop waits for each K tile's
-        # wgmma before issuing the next (no batch in flight); 2 = the serial blockscale mainloop skips the promotion
-        self.diag = int(diag)
         self.check_family()
 
         # Epilogue sub-tile: rows of a team's warpgroups x 32 columns (16 where tile_n is an odd
@@ -428,7 +425,7 @@ class GemmConfig:
             epi_stages=p.get("epi_stages", 0), overlap=p.get("overlap", 1),
             release_scope=p.get("release_scope", "cta"), split=p.get("split", 0),
             promote=p.get("promote", 0), pingpong=p.get("pingpong", 0),
-            swap_ab=p.get("swap_ab", 0), diag=p.get("diag", 0),
+            swap_ab=p.get("swap_ab", 0),
         )
 
     def meta(self) -> dict:
@@ -546,10 +543,9 @@ def kernel_base_class():
             self.split_capable = cfg.split > 0
             self.streamk_capable = cfg.stream_k
             self.promote = cfg.promote
-            self.diag = cfg.diag
             # arrivals on a stage's empty barrier: one per consumer warp, or one per consumer
             # thread for the blockscale mainloop (whose threads also read the stage with LDS)
-            self.per_thread_release = cfg.MAINLOOP == "blockscale" and cfg.diag != 7
+            self.per_thread_release = cfg.MAINLOOP == "blockscale"
             self.release_arrivals = self.num_mma_threads // (1 if self.per_thread_release else 32)
 
         # ---------------------------------------------------------------- static setup
@@ -1439,12 +1435,9 @@ def kernel_base_class():
                                 t0p = n_idx * bn if self.swap_ab else m_idx * bm + row_shift
                                 for j in cutlass.range_constexpr(self.scale_rows // 32):
                                     r = lane_p + 32 * j
-                                    kt_sa = kt
-                                    if cutlass.const_expr(self.diag == 5 or self.diag == 8):
-                                        kt_sa = kt * 0   # diagnostic: one column, L1-resident after its first read
                                     src = cute.make_tensor(
                                         sa_t.iterator + sa_t.layout(
-                                            (cutlass.min(t0p + r, tokens - 1), kt_sa)),
+                                            (cutlass.min(t0p + r, tokens - 1), kt)),
                                         cute.make_layout(1))
                                     dst = cute.make_tensor(
                                         sS.iterator + sS.layout((r, prod_state.index)),
@@ -1628,7 +1621,7 @@ def kernel_base_class():
                             tiled_mma = self._issue_k_tile(mainloop, read_state, tiled_mma, acc, tCrA,
                                                            tCrB, num_k_blocks, False)
                             # keep one wgmma batch in flight; the previous one is done with its stage
-                            warpgroup.wait_group(0 if self.diag == 1 else 1)
+                            warpgroup.wait_group(1)
                             self._consumer_release(mainloop, release_state)
                             release_state.advance()
                             read_state.advance()
@@ -1699,16 +1692,7 @@ def kernel_base_class():
                             # the stage's operands and scales have been read
                             self._consumer_release(mainloop, read_state)
                             read_state.advance()
-                            if cutlass.const_expr(self.diag == 3):
-                                for i in cutlass.range_constexpr(cute.size(acc)):
-                                    acc[i] = acc[i] + acc_blk[i]
-                            if cutlass.const_expr(self.diag == 4):
-                                for i in cutlass.range_constexpr(cute.size(acc)):
-                                    acc[i] = acc[i] + acc_blk[i] * s_row[0]
-                            if cutlass.const_expr(self.diag == 6 or self.diag == 8):
-                                acc[0] = acc[0] + acc_blk[0] * s_row[0]   # keeps the wgmma alive
-                            if cutlass.const_expr(self.diag < 2 or self.diag == 5 or self.diag == 7):
-                                self._bs_promote(acc, acc_blk, s_row, first_atoms)
+                            self._bs_promote(acc, acc_blk, s_row, first_atoms)
 
                     if cutlass.const_expr(not (self.mainloop_kind == "plain" and self.promote == 0)):
                         self._pass_turn(order_bar, team)
