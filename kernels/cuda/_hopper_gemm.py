@@ -220,7 +220,7 @@ class GemmConfig:
 
     def __init__(self, in_dtype="bf16", out_dtype=None, tile_m=128, tile_n=128, tile_k=None,
                  stages=0, mma_wg=0, raster_group=8, cluster_m=1, cluster_n=1, epi_stages=0,
-                 overlap=1, release_scope="cta", split=0, promote=0, pingpong=0, swap_ab=0, scale_ldg=0):
+                 overlap=1, release_scope="cta", split=0, promote=0, pingpong=0, swap_ab=0):
         fam = self.FAMILY
         self.in_dtype = norm_dtype(fam, in_dtype, self.IN_DTYPES)
         self.out_dtype = norm_dtype(fam, out_dtype or in_dtype, self.OUT_DTYPES)
@@ -351,12 +351,6 @@ class GemmConfig:
                              f"{1 + scratch} x {acc_regs} registers per thread, over the "
                              f"{self.consumer_regs - 32} that fit in {self.consumer_regs}")
         self.threads = 128 * (1 + self.consumer_wgs)
-        # scale_ldg (blockscale; the .sl kernels): the producer warp moves a stage's scales with plain loads, which
-        # L1 keeps (a 32-byte sector of an a_scale row holds 8 K blocks, so 7 of 8 stages hit), and st.shared,
-        # instead of 4-byte cp.async, which fetched a sector from L2 per row and stage
-        self.scale_ldg = int(scale_ldg)
-        if self.scale_ldg not in (0, 1) or (self.scale_ldg and self.MAINLOOP != "blockscale"):
-            raise ValueError(f"{fam}: scale_ldg must be 0 or 1 (1: blockscale only)")
         self.check_family()
 
         # Epilogue sub-tile: rows of a team's warpgroups x 32 columns (16 where tile_n is an odd
@@ -431,7 +425,7 @@ class GemmConfig:
             epi_stages=p.get("epi_stages", 0), overlap=p.get("overlap", 1),
             release_scope=p.get("release_scope", "cta"), split=p.get("split", 0),
             promote=p.get("promote", 0), pingpong=p.get("pingpong", 0),
-            swap_ab=p.get("swap_ab", 0), scale_ldg=p.get("scale_ldg", 0),
+            swap_ab=p.get("swap_ab", 0),
         )
 
     def meta(self) -> dict:
@@ -549,7 +543,6 @@ def kernel_base_class():
             self.split_capable = cfg.split > 0
             self.streamk_capable = cfg.stream_k
             self.promote = cfg.promote
-            self.scale_ldg = cfg.scale_ldg
             # arrivals on a stage's empty barrier: one per consumer warp, or one per consumer
             # thread for the blockscale mainloop (whose threads also read the stage with LDS)
             self.per_thread_release = cfg.MAINLOOP == "blockscale"
@@ -1014,14 +1007,6 @@ def kernel_base_class():
             for i in cutlass.range_constexpr(cute.size(acc)):
                 acc[i] = acc[i] + acc_blk[i] * s_row[self.bs_promote_slot(i, first_atoms)]
 
-        def _put_scale(self, scale_cp, src, dst):
-            """blockscale producer: one fp32 scale from global to the stage's smem (scale_ldg: a load L1 keeps +
-            st.shared; else a 4-byte cp.async armed on the stage's scale barrier)."""
-            if cutlass.const_expr(self.scale_ldg):
-                dst[0] = src[0]
-            else:
-                cute.copy(scale_cp, src, dst)
-
         def _consumer_release(self, mainloop, state):
             """Releases a stage.  In a cluster, lane r < cluster size of each consumer warp arrives
             on the stage's empty barrier of CTA rank r through its shared::cluster address
@@ -1448,7 +1433,6 @@ def kernel_base_class():
                                 # then arming the stage's scale barrier
                                 lane_p = tidx % 32
                                 t0p = n_idx * bn if self.swap_ab else m_idx * bm + row_shift
-
                                 for j in cutlass.range_constexpr(self.scale_rows // 32):
                                     r = lane_p + 32 * j
                                     src = cute.make_tensor(
@@ -1458,7 +1442,7 @@ def kernel_base_class():
                                     dst = cute.make_tensor(
                                         sS.iterator + sS.layout((r, prod_state.index)),
                                         cute.make_layout(1))
-                                    self._put_scale(scale_cp, src, dst)
+                                    cute.copy(scale_cp, src, dst)
                                 if lane_p < self.w_scale_blocks:
                                     # w_scale[nb, kt] of the block of the tile's first weight row (lane 0)
                                     # and, for a tile_n that does not divide 128, of the next block (lane 1)
@@ -1473,12 +1457,8 @@ def kernel_base_class():
                                     dst_w = cute.make_tensor(
                                         sS.iterator + sS.layout((self.scale_rows + lane_p, prod_state.index)),
                                         cute.make_layout(1))
-                                    self._put_scale(scale_cp, src_w, dst_w)
-                                if cutlass.const_expr(self.scale_ldg):
-                                    # release: orders this lane's st.shared before the consumers' wait
-                                    cute.arch.mbarrier_arrive(sbar + prod_state.index)
-                                else:
-                                    cute.arch.cp_async_mbarrier_arrive_noinc(sbar + prod_state.index)
+                                    cute.copy(scale_cp, src_w, dst_w)
+                                cute.arch.cp_async_mbarrier_arrive_noinc(sbar + prod_state.index)
                             mainloop.producer_commit(prod_state)
                             prod_state.advance()
                         cur = nxt
