@@ -182,6 +182,12 @@ void device_gemm(const OpArgs& args, const Problem& p, at::Tensor& out) {
     return reinterpret_cast<uintptr_t>(c.data_ptr()) % 16 == 0 ? c : c.clone();
   };
   at::Tensor a_scale = fp32_contig(args.a_scale), w_scale = fp32_contig(args.w_scale);
+  if (reads_scales_by_tma(k)) {  // TMA boxes: 16-byte aligned rows, i.e. [rows, KB] with row stride ceil(KB / 4) * 4
+    a_scale = aligned_rows(a_scale, /*copy_values=*/true);
+    w_scale = aligned_rows(w_scale, /*copy_values=*/true);
+    TORCH_INTERNAL_ASSERT(a_scale.stride(0) == (a_scale.size(1) + 3) / 4 * 4 &&
+                          w_scale.stride(0) == (w_scale.size(1) + 3) / 4 * 4);
+  }
   at::Tensor bias = fp32_contig(args.bias);
   // a padded target starts as NaN (every output dtype is floating): an element a kernel failed to write
   // shows as NaN instead of uninitialized memory, for one write pass (a copy of the caller's values

@@ -93,6 +93,7 @@ bool promotes_per_k_block(const KernelRecord& k) { return std::strcmp(k.op, "gem
 }  // namespace
 
 bool runs_stream_k(const KernelRecord& k) { return meta_int(k, "stream_k") > 0; }
+bool reads_scales_by_tma(const KernelRecord& k) { return meta_int(k, "scale_tma_slots") > 0; }
 
 // A split over fewer K tiles (128-byte tiles) leaves slices too short to pay for the split: the threshold of the
 // promoting .sw kernels' split from 2 (auto_split_k) and of swapped_row_short_of_ctas.

@@ -63,6 +63,10 @@ bool converts_mx_to_bf16(const KernelRecord& k);
 // by tile_n tokens per tile) say so in their metadata.
 bool swaps_operands(const KernelRecord& k);
 
+// Blockscale tile kernels that load a_scale / w_scale by TMA (kernels/cuda/_hopper_gemm.py scale_tma, the `.stR`
+// kernels) say so in their metadata: they read both with 16-byte aligned rows of ceil(KB / 4) * 4 floats.
+bool reads_scales_by_tma(const KernelRecord& k);
+
 // Tile kernels with a stream-K mode (split_k = kStreamK; kernels/cuda/_hopper_gemm.py) say so in their metadata.
 bool runs_stream_k(const KernelRecord& k);
 

@@ -226,6 +226,61 @@ def test_stream_k_core_kernel_matches_oracle_and_is_deterministic(name, shape, m
     assert torch.equal(results[0], results[1]), "stream-K: not bitwise reproducible"
 
 
+def scale_ring_pairs():
+    """(.stR kernel, its twin without the .stR part) for every such kernel whose twin is built: one of the two loads
+    the blockscale scales into the TMA ring, the other copies them into each stage (scale_tma = 0; .st0 names the
+    in-stage variant of a token-major tile, whose default is the ring, .st4 the ring variant of a .sw tile)."""
+    try:
+        names = set(core_kernels())
+    except Exception:  # noqa: BLE001
+        return []
+    pairs = []
+    for n in sorted(names):
+        parts = n.split(".")
+        ring = [p for p in parts if p.startswith("st") and p[2:].isdigit()]
+        if ring and ".".join(p for p in parts if p not in ring) in names:
+            pairs.append((n, ".".join(p for p in parts if p not in ring)))
+    return pairs
+
+
+# (M, N, K): KB = ceil(K / 128) of 2, 9, 4 and 57 (not multiples of 4: the op layer pads the scale rows), of 8
+# and 64; ragged M and N; a work piece of the persistent loop that starts mid-group (the split / stream-K runs).
+SCALE_RING_SHAPES = [(7, 136, 208), (333, 520, 1040), (129, 264, 512), (300, 392, 7296), (1000, 2056, 1024),
+                     (2304, 1032, 8192)]
+
+
+@requires_cuda
+@pytest.mark.parametrize("shape", SCALE_RING_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("pair", scale_ring_pairs(), ids=lambda p: p[0])
+def test_scale_ring_kernel_is_bitwise_its_in_stage_twin(pair, shape, monkeypatch):
+    """A kernel with the scales by TMA into a ring computes what its twin (4-byte copies into each stage) does, in
+    the same order: bitwise equal outputs, also for scales passed as views that start off a 16-byte boundary
+    (the op layer copies them) and for every split mode the pair shares."""
+    variant, twin = pair
+    k = kernel_info(variant)
+    op, out_name = k["op"], k["out_dtype"]
+    M, N, K = shape
+    args, bias, ref = reference(op, k["in_dtype"], out_name, M, N, K, True)
+    a, q, sa, sw = [t.cuda() for t in args]
+    # the same values one float past a 16-byte boundary
+    sa_off = torch.empty(sa.numel() + 1, device="cuda")[1:].view(sa.shape).copy_(sa)
+    sw_off = torch.empty(sw.numel() + 1, device="cuda")[1:].view(sw.shape).copy_(sw)
+    out_dtype = TORCH_DTYPE[out_name]
+    splits = ["1"] + (["3", "sk"] if k["max_split_k"] > 1 else [])
+    for split in splits:
+        if split == "sk" and not k["meta"].get("stream_k"):
+            continue
+        outs = {}
+        for name, scales in ((twin, (sa, sw)), (variant, (sa, sw)), (variant + " (offset scales)", (sa_off, sw_off))):
+            monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"{name.split()[0]}:{split}")
+            outs[name] = getattr(torch.ops.flygemm, op)(a, q, *scales, bias.cuda(), out_dtype)
+            torch.cuda.synchronize()
+            monkeypatch.delenv("FLYGEMM_FORCE_KERNEL")
+        assert rel_fro(outs[twin].cpu(), ref) <= 1e-2, f"{twin} split {split}"
+        for name, out in outs.items():
+            assert torch.equal(out, outs[twin]), f"{name} split {split} differs from {twin}"
+
+
 def test_forced_kernel_list_is_not_empty_when_built():
     """Collection sanity: with an extension that has sm_90a kernels, the list above is not empty."""
     if flygemm is None or not os.environ.get("FLYGEMM_EXPECT_SM90A"):

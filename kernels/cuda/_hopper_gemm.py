@@ -21,6 +21,12 @@ register file split 32 / 160 per thread by setmaxnreg), 2 otherwise (40 / 232)):
         which is then scaled by a_scale[m, kb] * w_scale[n / 128, kb] and added to an fp32
         accumulator in registers ("fp32 promotion"); with two scratch accumulators (param
         overlap=1, the default) block kb+1's wgmma runs while block kb is promoted;
+        the scales come by TMA too (scale_tma = R, default 3 on token-major tiles): at the first K tile
+        of each group of SCALE_GROUP = 4 (or of a work piece) the producer loads the tile's a_scale rows
+        and w_scale block(s) for the group, one box each, into slot `group % R` of a scale ring with
+        its own full / empty mbarriers; every consumer thread reads its column of the slot and releases
+        it after the group's last K tile. Without the ring (scale_tma = 0, the .sw tiles) 4-byte cp.async
+        copies put a stage's scales into the stage, one per token row (5% of the time at large M);
   * epilogue: "bias" (+ bias[n] in fp32) or "scaled" (acc * sa[m] * sw[n] + bias[n], per-tensor or
     per-row scales chosen at run time), one rounding to the output dtype, registers -> swizzled smem
     (stmatrix for 16-bit outputs) -> TMA store, which clips the ragged N edge;
@@ -92,6 +98,10 @@ import _cute_export as cx  # same directory: the family files put it on sys.path
 SMEM_CAPACITY = 232448
 # Bytes kept aside for mbarriers and alignment padding.
 SMEM_RESERVED = 1024 + 1024
+# scale_tma (blockscale): K blocks per scale TMA box, the fewest whose fp32 row is 16 bytes (a TMA box row's
+# minimum). The kernel reads both scale tensors with a row stride of ceil(KB / SCALE_GROUP) * SCALE_GROUP
+# floats (16-byte rows, as TMA needs); the adapter hands it such copies when the caller's KB is not a multiple.
+SCALE_GROUP = 4
 # Largest run-time split_k of a split-K kernel (the `split` param); threads of the reduce kernel.
 MAX_SPLIT_K = 16
 REDUCE_THREADS = 256
@@ -220,7 +230,8 @@ class GemmConfig:
 
     def __init__(self, in_dtype="bf16", out_dtype=None, tile_m=128, tile_n=128, tile_k=None,
                  stages=0, mma_wg=0, raster_group=8, cluster_m=1, cluster_n=1, epi_stages=0,
-                 overlap=1, release_scope="cta", split=0, promote=0, pingpong=0, swap_ab=0):
+                 overlap=1, release_scope="cta", split=0, promote=0, pingpong=0, swap_ab=0,
+                 scale_tma=None):
         fam = self.FAMILY
         self.in_dtype = norm_dtype(fam, in_dtype, self.IN_DTYPES)
         self.out_dtype = norm_dtype(fam, out_dtype or in_dtype, self.OUT_DTYPES)
@@ -322,6 +333,16 @@ class GemmConfig:
             if self.split:
                 raise ValueError(f"{fam}: pingpong does not run split-K")
         self.teams = 2 if self.pingpong else 1
+        # scale_tma = R >= 2 (blockscale): the producer loads a_scale / w_scale by TMA, a box of SCALE_GROUP K
+        # blocks per load, into a ring of R slots with its own full / empty mbarriers; 0: 4-byte cp.async copies
+        # into each stage (one a_scale per token row). Default (None): 3 for the token-major tiles (H200,
+        # forty-third session: 3-16% faster than the stage copies at large M, docs/PERF.md), 0 for the .sw
+        # tiles (1-3% slower there). A value other than the default names the kernel `.stR`.
+        self.scale_tma_default = 3 if (self.MAINLOOP == "blockscale" and not self.swap_ab
+                                       and not self.pingpong) else 0
+        self.scale_tma = self.scale_tma_default if scale_tma is None else int(scale_tma)
+        if self.scale_tma and (self.MAINLOOP != "blockscale" or self.scale_tma < 2 or self.pingpong):
+            raise ValueError(f"{fam}: scale_tma = ring slots >= 2, for the cooperative blockscale mainloop")
         self.mma_wg = 1 if self.pingpong else (
             int(mma_wg) if mma_wg else {64: 1, 192: 3}.get(self.tile_m, 2))
         if self.mma_wg not in (1, 2, 3) or self.tile_m % (64 * self.mma_wg) != 0:
@@ -362,7 +383,8 @@ class GemmConfig:
         epi_buf = self.epi_m * self.epi_n * out_b * self.teams
 
         def stages_left(epi_stages):
-            return (SMEM_CAPACITY - SMEM_RESERVED - epi_buf * epi_stages) // self.stage_bytes
+            return (SMEM_CAPACITY - SMEM_RESERVED - self.fixed_extra_bytes() - epi_buf * epi_stages
+                    ) // self.stage_bytes
 
         if self.epi_stages == 0:
             # automatic: 4 epilogue buffers (the store warp waits for a TMA store's smem read every
@@ -376,7 +398,8 @@ class GemmConfig:
         if want < 2:
             raise ValueError(f"{fam}: stages must be >= 2")
         self.stages = min(want, max_stages)
-        self.smem_bytes = self.stages * self.stage_bytes + self.epi_bytes + SMEM_RESERVED
+        self.smem_bytes = (self.stages * self.stage_bytes + self.epi_bytes + self.fixed_extra_bytes()
+                           + SMEM_RESERVED)
 
     @property
     def max_split_k(self) -> int:
@@ -399,9 +422,20 @@ class GemmConfig:
 
     def extra_stage_bytes(self) -> int:
         """Shared memory per pipeline stage besides the A / W tiles."""
-        if self.MAINLOOP == "blockscale":  # scale_rows + 4 fp32 scales and one mbarrier
+        if self.MAINLOOP == "blockscale" and not self.scale_tma:  # scale_rows + 4 fp32 scales, one mbarrier
             return (self.scale_rows + 4) * 4 + 8
         return 0
+
+    @property
+    def scale_slot_floats(self) -> int:
+        """scale_tma: fp32 values per ring slot: the a_scale box [scale_rows][SCALE_GROUP], then the
+        w_scale box [<= 2][SCALE_GROUP] padded to 128 bytes (each box starts 128-byte aligned)."""
+        return self.scale_rows * SCALE_GROUP + 32
+
+    def fixed_extra_bytes(self) -> int:
+        """Shared memory besides the stages and epilogue buffers: the scale_tma ring and its
+        full / empty mbarriers."""
+        return self.scale_tma * (self.scale_slot_floats * 4 + 16)
 
     def check_family(self) -> None:
         pass
@@ -425,7 +459,7 @@ class GemmConfig:
             epi_stages=p.get("epi_stages", 0), overlap=p.get("overlap", 1),
             release_scope=p.get("release_scope", "cta"), split=p.get("split", 0),
             promote=p.get("promote", 0), pingpong=p.get("pingpong", 0),
-            swap_ab=p.get("swap_ab", 0),
+            swap_ab=p.get("swap_ab", 0), scale_tma=p.get("scale_tma"),
         )
 
     def meta(self) -> dict:
@@ -447,6 +481,7 @@ class GemmConfig:
             "stream_k": int(self.stream_k),
             "promote_k_tiles": self.promote,
             "swap_ab": bool(self.swap_ab),
+            "scale_tma_slots": self.scale_tma,
             "smem_bytes": self.smem_bytes,
             "persistent": True, "warp_specialized": True,
             "mainloop": self.MAINLOOP_TEXT + (
@@ -535,6 +570,9 @@ def kernel_base_class():
             # blockscale: fp32 scales per stage in smem: scale_rows a_scale values, then w_scale
             self.scale_rows = cfg.scale_rows
             self.scale_stride = cfg.scale_rows + 4
+            # scale_tma: ring slots (0: the scales travel in the stages) and floats per slot
+            self.scale_tma = cfg.scale_tma
+            self.scale_slot_floats = cfg.scale_slot_floats
             # w_scale values per stage (2: the tile may cross a 128-column block) and the counts of
             # first-block column atoms the promotion is unrolled for
             straddles = cfg.MAINLOOP == "blockscale" and not cfg.swap_ab
@@ -708,6 +746,8 @@ def kernel_base_class():
             num_m_tiles = (M + (bm - 1)) // bm
             num_n_tiles = (N + (bn - 1)) // bn
             k_tiles = (K + (bk - 1)) // bk
+            if cutlass.const_expr(self.scale_tma > 0):
+                extra_kernel_args = self._scale_tma_atoms(extra_kernel_args, M, N, k_tiles)
             num_tiles = num_m_tiles * num_n_tiles
             if cutlass.const_expr(self.split_capable):
                 num_tiles = self._work_items(num_tiles, k_tiles, split_args[2])
@@ -732,12 +772,18 @@ def kernel_base_class():
                 sC: cute.struct.Align[
                     cute.struct.MemRange[self.c_dtype, cute.cosize(self.epi_smem_staged)],
                     self.buffer_align_bytes]
-                if self.mainloop_kind == "blockscale":
+                if self.mainloop_kind == "blockscale" and self.scale_tma == 0:
                     # per stage: the tile's a_scale column + w_scale (cp.async by the producer
                     # warp) and one mbarrier completed by those copies
                     sS: cute.struct.Align[
                         cute.struct.MemRange[Float32, self.scale_stride * self.stages], 16]
                     sbar: cute.struct.MemRange[cutlass.Int64, self.stages]
+                if self.scale_tma > 0:
+                    # the scale ring: per slot the a_scale and w_scale TMA boxes of SCALE_GROUP K blocks;
+                    # full barriers [0, R) (TMA bytes), empty barriers [R, 2R) (every consumer thread)
+                    sR: cute.struct.Align[
+                        cute.struct.MemRange[Float32, self.scale_slot_floats * self.scale_tma], 128]
+                    rbar: cute.struct.MemRange[cutlass.Int64, 2 * self.scale_tma]
                 if self.teams > 1:
                     # ping-pong turn barriers: order_bar[t] completes a phase when the other
                     # team has waited on every stage of its tile (see kernel_body)
@@ -760,6 +806,26 @@ def kernel_base_class():
             )
             if cutlass.const_expr(self.split_capable):
                 self._launch_reduce(*split_args, out_ptr, bias_ptr, M_op, N_op, ldo, has_bias, stream)
+
+        def _scale_tma_atoms(self, extra, M, N, k_tiles):
+            """scale_tma, host side: TMA atoms and tensors for a_scale [tokens, KB] and w_scale [ceil(weight rows
+            / 128), KB] (the kernel's M / N orientation: tokens are its N with swap_ab), both with a row stride
+            of KB rounded up to SCALE_GROUP floats. A box is scale_rows (w_scale: w_scale_blocks) rows x
+            SCALE_GROUP K blocks, row-major in shared memory; past the tensor's edges TMA writes zeros."""
+            a_scale_ptr, w_scale_ptr = extra
+            tokens, w_rows = (N, M) if self.swap_ab else (M, N)
+            kb_stride = (k_tiles + (SCALE_GROUP - 1)) // SCALE_GROUP * SCALE_GROUP
+            m_sa = cute.make_tensor(a_scale_ptr, cute.make_layout((tokens, k_tiles), stride=(kb_stride, 1)))
+            m_sw = cute.make_tensor(w_scale_ptr, cute.make_layout(((w_rows + 127) // 128, k_tiles),
+                                                                  stride=(kb_stride, 1)))
+            rows, wb = self.scale_rows, self.w_scale_blocks
+            atom_sa, tma_sa = cpasync.make_tiled_tma_atom(
+                cpasync.CopyBulkTensorTileG2SOp(), m_sa,
+                cute.make_layout((rows, SCALE_GROUP), stride=(SCALE_GROUP, 1)), (rows, SCALE_GROUP))
+            atom_sw, tma_sw = cpasync.make_tiled_tma_atom(
+                cpasync.CopyBulkTensorTileG2SOp(), m_sw,
+                cute.make_layout((wb, SCALE_GROUP), stride=(SCALE_GROUP, 1)), (wb, SCALE_GROUP))
+            return (atom_sa, tma_sa, atom_sw, tma_sw)
 
         def _swapped_epilogue_args(self, extra):
             """swap_ab: the kernel's rows are the op's columns, so the "scaled" epilogue's
@@ -958,15 +1024,42 @@ def kernel_base_class():
                     s_row[b * slots + r] = sa_r * sS[(self.scale_rows + b, stage)]
 
         @cute.jit
-        def _bs_issue(self, mainloop, read_state, sbar, sS, tiled_mma, tCrA, tCrB, acc_blk, s_row,
-                      thr_row0, lane, num_k_blocks: cutlass.Constexpr):
+        def _bs_stage_scales(self, read_state, scales, s_row, thr_row0, lane, kt, kt_first, kt_last, seq):
+            """blockscale: reads the combined scales of K block kt (the stage of `read_state`) into `s_row`.
+            scales = (sbar, sS, rbar, sR). In-stage scales: waits for the stage's scale barrier. scale_tma:
+            `seq` counts the scale groups this thread has finished; it waits for the group's ring slot at the
+            group's first K block (or the work piece's, kt_first), reads column kt % SCALE_GROUP and releases
+            the slot after the group's last (or the piece's, kt_last). Returns the new count."""
+            sbar, sS, rbar, sR = scales
+            if cutlass.const_expr(self.scale_tma == 0):
+                cute.arch.mbarrier_wait(sbar + read_state.index, read_state.phase)
+                self._bs_load_scales(sS, read_state.index, s_row, thr_row0, lane)
+            else:
+                slot = seq % self.scale_tma
+                if kt == kt_first or kt % SCALE_GROUP == 0:
+                    cute.arch.mbarrier_wait(rbar + slot, (seq // self.scale_tma) % 2)
+                col = kt % SCALE_GROUP
+                slots = self.bs_scale_slots()
+                w_col = self.scale_rows * SCALE_GROUP + col
+                for r in cutlass.range_constexpr(slots):
+                    sa_r = sR[(self.bs_scale_index(r, thr_row0, lane) * SCALE_GROUP + col, slot)]
+                    for b in cutlass.range_constexpr(self.w_scale_blocks):
+                        s_row[b * slots + r] = sa_r * sR[(w_col + b * SCALE_GROUP, slot)]
+                if kt == kt_last or col == SCALE_GROUP - 1:
+                    # every consumer thread arrives after its own reads of the slot
+                    cute.arch.mbarrier_arrive(rbar + self.scale_tma + slot)
+                    seq = seq + 1
+            return seq
+
+        @cute.jit
+        def _bs_issue(self, mainloop, read_state, scales, tiled_mma, tCrA, tCrB, acc_blk, s_row,
+                      thr_row0, lane, kt, kt_first, kt_last, seq, num_k_blocks: cutlass.Constexpr):
             """blockscale: waits for the stage of `read_state` (operands and scales), reads the
             combined scales of the thread's rows (columns with swap_ab) into `s_row`, issues the
             stage's wgmmas into `acc_blk` (overwritten: ACCUMULATE off for the first) and commits
-            them as one group."""
+            them as one group. Returns (tiled_mma, scale group count; see _bs_stage_scales)."""
             mainloop.consumer_wait(read_state)
-            cute.arch.mbarrier_wait(sbar + read_state.index, read_state.phase)
-            self._bs_load_scales(sS, read_state.index, s_row, thr_row0, lane)
+            seq = self._bs_stage_scales(read_state, scales, s_row, thr_row0, lane, kt, kt_first, kt_last, seq)
             # orders the previous promotion's reads of acc_blk before the wgmma overwrites it
             warpgroup.fence()
             tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
@@ -977,7 +1070,7 @@ def kernel_base_class():
             warpgroup.commit_group()
             # returned so that the caller rebinds it: the ACCUMULATE field set here is a traced
             # value that must be carried through the caller's loops
-            return tiled_mma
+            return tiled_mma, seq
 
         @cute.jit
         def _bs_promote(self, acc, acc_blk, s_row, first_atoms):
@@ -1226,6 +1319,10 @@ def kernel_base_class():
             num_n_tiles: Int32,
             a_scale_ptr=None,
             w_scale_ptr=None,
+            tma_atom_sa=None,
+            mSA=None,
+            tma_atom_sw=None,
+            mSW=None,
             a_step=None,
             w_step=None,
             ws_ptr=None,
@@ -1251,6 +1348,9 @@ def kernel_base_class():
                 cpasync.prefetch_descriptor(tma_atom_a)
                 cpasync.prefetch_descriptor(tma_atom_b)
                 cpasync.prefetch_descriptor(tma_atom_c)
+                if cutlass.const_expr(self.scale_tma > 0):
+                    cpasync.prefetch_descriptor(tma_atom_sa)
+                    cpasync.prefetch_descriptor(tma_atom_sw)
 
             # ---- shared memory + mainloop pipeline (full/empty mbarrier per stage)
             smem = cutlass.memory.SmemAllocator()
@@ -1259,7 +1359,17 @@ def kernel_base_class():
             b_smem_one = cute.slice_(b_smem_staged, (None, None, 0))
             tx_bytes = cute.size_in_bytes(self.a_dtype, a_smem_one) + cute.size_in_bytes(
                 self.b_dtype, b_smem_one)
-            if cutlass.const_expr(self.mainloop_kind == "blockscale"):
+            sbar, sS, rbar, sR = None, None, None, None
+            if cutlass.const_expr(self.scale_tma > 0):
+                rbar = storage.rbar.data_ptr()
+                sR = cute.make_tensor(storage.sR.data_ptr(),
+                                      cute.make_layout((self.scale_slot_floats, self.scale_tma)))
+                if warp_idx == 0:
+                    with cute.arch.elect_one():
+                        for st in cutlass.range_constexpr(self.scale_tma):
+                            cute.arch.mbarrier_init(rbar + st, 1)
+                            cute.arch.mbarrier_init(rbar + self.scale_tma + st, self.num_mma_threads)
+            if cutlass.const_expr(self.mainloop_kind == "blockscale" and self.scale_tma == 0):
                 # scale stage s is complete when all 32 producer lanes' cp.async copies into it
                 # have landed (cp.async.mbarrier.arrive.noinc, one per lane)
                 sbar = storage.sbar.data_ptr()
@@ -1377,7 +1487,7 @@ def kernel_base_class():
                 _, _, num_clusters = cute.arch.grid_dim()
                 tile_first = cluster_id
                 tile_step = num_clusters
-            if cutlass.const_expr(self.mainloop_kind == "blockscale"):
+            if cutlass.const_expr(self.mainloop_kind == "blockscale" and self.scale_tma == 0):
                 # a_scale [tokens, KB], w_scale [ceil(weight rows / 128), KB] row-major; KB == k_tiles
                 # (tile_k 128). Tokens / weight rows are the kernel's M / N, or N / M with swap_ab.
                 tokens, w_rows = (N, M) if self.swap_ab else (M, N)
@@ -1391,9 +1501,29 @@ def kernel_base_class():
             if wg_idx == 0:
                 cute.arch.setmaxregister_decrease(self.load_regs)
                 if warp_idx == 0:
-                    if cutlass.const_expr(self.mainloop_kind == "blockscale"):
+                    if cutlass.const_expr(self.mainloop_kind == "blockscale" and self.scale_tma == 0):
                         scale_cp = cute.make_copy_atom(
                             cpasync.CopyG2SOp(), Float32, num_bits_per_copy=32)
+                    if cutlass.const_expr(self.scale_tma > 0):
+                        # scale ring: the a_scale boxes of token tile t and K-block group g, (TMA, tiles, groups)
+                        # against (TMA, slot); the last token tile of a ragged M from row M - tile_m, as for A
+                        g_rows = self.scale_rows
+                        s_ra = cute.make_tensor(sR.iterator, cute.make_layout(
+                            (g_rows, SCALE_GROUP, self.scale_tma), stride=(SCALE_GROUP, 1, self.scale_slot_floats)))
+                        s_rw = cute.make_tensor(sR.iterator + g_rows * SCALE_GROUP, cute.make_layout(
+                            (self.w_scale_blocks, SCALE_GROUP, self.scale_tma),
+                            stride=(SCALE_GROUP, 1, self.scale_slot_floats)))
+                        tSAs, tSAg = cpasync.tma_partition(
+                            tma_atom_sa, 0, cute.make_layout(1), cute.group_modes(s_ra, 0, 2),
+                            cute.group_modes(cute.local_tile(mSA, (g_rows, SCALE_GROUP), (None, None)), 0, 2))
+                        tSAg_last = tSAg
+                        if cutlass.const_expr(not self.swap_ab):
+                            _, tSAg_last = cpasync.tma_partition(
+                                tma_atom_sa, 0, cute.make_layout(1), cute.group_modes(s_ra, 0, 2),
+                                cute.group_modes(cute.local_tile(cute.domain_offset((m_shift, 0), mSA),
+                                                                 (g_rows, SCALE_GROUP), (None, None)), 0, 2))
+                        scale_box_bytes = (g_rows + self.w_scale_blocks) * SCALE_GROUP * 4
+                        scale_seq = Int32(0)   # scale groups loaded so far: slot scale_seq % R
                     prod_state = pipeline.make_pipeline_state(
                         pipeline.PipelineUserType.Producer, self.stages)
                     cur, end = self._work_range(tile_first, tile_step, num_m_tiles, num_n_tiles, k_tiles,
@@ -1406,7 +1536,38 @@ def kernel_base_class():
                         row_shift = self._row_shift(m_idx, num_m_tiles, m_shift)
                         if cutlass.const_expr(not self.swap_ab):
                             tAgA_last_t = tAgA_last[(None, m_idx, None)]
+                        if cutlass.const_expr(self.scale_tma > 0):
+                            # this tile's a_scale boxes by K-block group, and its w_scale boxes from the block
+                            # of its first weight row (rows past the tensor arrive as zeros)
+                            tSAg_t = tSAg[(None, n_idx, None)] if self.swap_ab else tSAg[(None, m_idx, None)]
+                            tSAg_last_t = tSAg_last[(None, m_idx, None)]
+                            nb_first = (m_idx * bm if self.swap_ab else n_idx * bn) // 128
+                            tSWs, tSWg = cpasync.tma_partition(
+                                tma_atom_sw, 0, cute.make_layout(1), cute.group_modes(s_rw, 0, 2),
+                                cute.group_modes(cute.local_tile(cute.domain_offset((nb_first, 0), mSW),
+                                                                 (self.w_scale_blocks, SCALE_GROUP), (0, None)), 0, 2))
                         for kt in cutlass.range(kt_begin, kt_begin + k_count, unroll=1):
+                            if cutlass.const_expr(self.scale_tma > 0):
+                                if kt == kt_begin or kt % SCALE_GROUP == 0:
+                                    slot = scale_seq % self.scale_tma
+                                    cute.arch.mbarrier_wait(rbar + self.scale_tma + slot,
+                                                            (scale_seq // self.scale_tma + 1) % 2)
+                                    with cute.arch.elect_one():
+                                        cute.arch.mbarrier_arrive_and_expect_tx(rbar + slot, scale_box_bytes)
+                                    grp = kt // SCALE_GROUP
+                                    if cutlass.const_expr(self.swap_ab):
+                                        cute.copy(tma_atom_sa, tSAg_t[(None, grp)], tSAs[(None, slot)],
+                                                  tma_bar_ptr=rbar + slot)
+                                    else:
+                                        if row_shift != 0:
+                                            cute.copy(tma_atom_sa, tSAg_last_t[(None, grp)], tSAs[(None, slot)],
+                                                      tma_bar_ptr=rbar + slot)
+                                        else:
+                                            cute.copy(tma_atom_sa, tSAg_t[(None, grp)], tSAs[(None, slot)],
+                                                      tma_bar_ptr=rbar + slot)
+                                    cute.copy(tma_atom_sw, tSWg[(None, grp)], tSWs[(None, slot)],
+                                              tma_bar_ptr=rbar + slot)
+                                    scale_seq = scale_seq + 1
                             mainloop.producer_acquire(prod_state)
                             bar = mainloop.producer_get_barrier(prod_state)
                             if cutlass.const_expr(self.swap_ab):
@@ -1426,7 +1587,7 @@ def kernel_base_class():
                             else:
                                 cute.copy(tma_atom_b, tBgB_t[(None, kt)],
                                           tBsB[(None, prod_state.index)], tma_bar_ptr=bar)
-                            if cutlass.const_expr(self.mainloop_kind == "blockscale"):
+                            if cutlass.const_expr(self.mainloop_kind == "blockscale" and self.scale_tma == 0):
                                 # this stage's scales: a_scale[t0 + r, kt] for the tile's tokens
                                 # (its rows; its columns with swap_ab; clamped to the last token)
                                 # and w_scale[nb, kt], 4-byte cp.async by all 32 lanes, each lane
@@ -1519,6 +1680,8 @@ def kernel_base_class():
                     lane = tidx % 32
                     warp_in_wg = (tidx % 128) // 32
                     thr_row0 = 64 * wg_in_team + 16 * warp_in_wg + lane // 4
+                    scales = (sbar, sS, rbar, sR)
+                    scale_seq = Int32(0)   # scale_tma: scale groups this thread has finished
 
                 # Epilogue copies: registers -> smem (stmatrix for 16-bit outputs) -> TMA store.
                 tiled_copy_r2s = self._make_r2s_copy(tiled_mma)
@@ -1637,27 +1800,37 @@ def kernel_base_class():
                         # tensor cores while block kb is scaled and added (wgmma wait depth 1).
                         # The two scratch sets alternate statically: K blocks go in pairs.
                         acc.fill(0.0)
-                        tiled_mma = self._bs_issue(mainloop, read_state, sbar, sS, tiled_mma, tCrA, tCrB,
-                                       acc_blk, s_row, thr_row0, lane, num_k_blocks)
+                        kt_abs = kt_begin
+                        kt_end = kt_begin + k_count
+                        tiled_mma, scale_seq = self._bs_issue(
+                            mainloop, read_state, scales, tiled_mma, tCrA, tCrB, acc_blk, s_row, thr_row0, lane,
+                            kt_abs, kt_begin, kt_end - 1, scale_seq, num_k_blocks)
+                        kt_abs = kt_abs + 1
                         read_state.advance()
                         for _ in cutlass.range((k_count - 1) // 2, unroll=1):
-                            tiled_mma = self._bs_issue(mainloop, read_state, sbar, sS, tiled_mma, tCrA, tCrB,
-                                           acc_blk2, s_row2, thr_row0, lane, num_k_blocks)
+                            tiled_mma, scale_seq = self._bs_issue(
+                                mainloop, read_state, scales, tiled_mma, tCrA, tCrB, acc_blk2, s_row2, thr_row0, lane,
+                                kt_abs, kt_begin, kt_end - 1, scale_seq, num_k_blocks)
+                            kt_abs = kt_abs + 1
                             read_state.advance()
                             warpgroup.wait_group(1)
                             self._consumer_release(mainloop, release_state)
                             release_state.advance()
                             self._bs_promote(acc, acc_blk, s_row, first_atoms)
-                            tiled_mma = self._bs_issue(mainloop, read_state, sbar, sS, tiled_mma, tCrA, tCrB,
-                                           acc_blk, s_row, thr_row0, lane, num_k_blocks)
+                            tiled_mma, scale_seq = self._bs_issue(
+                                mainloop, read_state, scales, tiled_mma, tCrA, tCrB, acc_blk, s_row, thr_row0, lane,
+                                kt_abs, kt_begin, kt_end - 1, scale_seq, num_k_blocks)
+                            kt_abs = kt_abs + 1
                             read_state.advance()
                             warpgroup.wait_group(1)
                             self._consumer_release(mainloop, release_state)
                             release_state.advance()
                             self._bs_promote(acc, acc_blk2, s_row2, first_atoms)
                         if (k_count - 1) % 2 == 1:
-                            tiled_mma = self._bs_issue(mainloop, read_state, sbar, sS, tiled_mma, tCrA, tCrB,
-                                           acc_blk2, s_row2, thr_row0, lane, num_k_blocks)
+                            tiled_mma, scale_seq = self._bs_issue(
+                                mainloop, read_state, scales, tiled_mma, tCrA, tCrB, acc_blk2, s_row2, thr_row0, lane,
+                                kt_abs, kt_begin, kt_end - 1, scale_seq, num_k_blocks)
+                            kt_abs = kt_abs + 1
                             read_state.advance()
                             warpgroup.wait_group(1)
                             self._consumer_release(mainloop, release_state)
@@ -1676,10 +1849,10 @@ def kernel_base_class():
                     if cutlass.const_expr(self.mainloop_kind == "blockscale" and not self.bs_overlap):
                         # ---------------- mainloop: per K block wgmma -> scale -> fp32 promotion
                         acc.fill(0.0)
-                        for kt in cutlass.range(k_count, unroll=1):
+                        for kt in cutlass.range(kt_begin, kt_begin + k_count, unroll=1):
                             mainloop.consumer_wait(read_state)
-                            cute.arch.mbarrier_wait(sbar + read_state.index, read_state.phase)
-                            self._bs_load_scales(sS, read_state.index, s_row, thr_row0, lane)
+                            scale_seq = self._bs_stage_scales(read_state, scales, s_row, thr_row0, lane, kt,
+                                                              kt_begin, kt_begin + k_count - 1, scale_seq)
                             warpgroup.fence()
                             tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
                             for kb in cutlass.range_constexpr(num_k_blocks):
@@ -1760,7 +1933,7 @@ class Family:
 
     name, op           family / op names (CSV `family`, `op`)
     config_cls         GemmConfig subclass
-    kernel_class       callable () -> DSL kernel class (subclass of kernel_base_class())
+    kernel_class       callable (cfg) -> DSL kernel class (subclass of kernel_base_class())
     placeholder_args   callable (cfg) -> the arguments of `cute.compile` after the kernel object
                        (only their types matter); the stream comes last
     wrapper_args       expected argument list of the exported C wrapper (ABI check)
@@ -1796,7 +1969,7 @@ def compile_and_export(fam: Family, cfg: GemmConfig, out_dir: pathlib.Path, iden
                        arch: str = "sm_90a"):
     import_dsl()
     import cutlass.cute as cute
-    Kernel = fam.kernel_class()
+    Kernel = fam.kernel_class(cfg)
     gemm = Kernel(cfg)
     args = fam.placeholder_args(cfg)
     compiled = cute.compile(gemm, *args, options=f"--gpu-arch {arch}")
@@ -1823,7 +1996,7 @@ def verify_epilogue_layout(fam: Family, cfg: GemmConfig, threads=None) -> list:
     """Traces `check_layouts` (nothing runs on a GPU); returns the mismatches (empty = OK)."""
     import_dsl()
     import cutlass.cute as cute
-    Kernel = fam.kernel_class()
+    Kernel = fam.kernel_class(cfg)
     gemm = Kernel(cfg)
     n = 128 * cfg.mma_wg
     threads = threads or sorted({0, 5, 37, 70, 127, n - 1, n // 2 + 33})
@@ -1989,7 +2162,8 @@ def adapter_cpp(fam: Family, ident: str, name: str, header_rel: str, ciface: str
     constants = (f"constexpr long long kTileM = {cfg.tile_m}, kTileN = {cfg.tile_n}, "
                  f"kTileK = {cfg.tile_k}, kOutBytes = {DTYPE_BYTES[cfg.out_dtype]}, "
                  f"kMaxSplitK = {cfg.max_split_k}, kStreamKSlotsPerCta = {streamk_slots(1)};\n"
-                 f"constexpr bool kHasStreamK = {'true' if cfg.stream_k else 'false'};")
+                 f"constexpr bool kHasStreamK = {'true' if cfg.stream_k else 'false'};\n"
+                 f"constexpr bool kScaleTma = {'true' if cfg.scale_tma else 'false'};  // blockscale scales by TMA")
     text = cx.adapter_prelude(ident, name, fam.source_file.name, header_rel, ciface, constants)
     text += ADAPTER_LAUNCH.replace("@CHECKS@\n", checks + "\n" if checks else "")
     for k, v in {
@@ -2011,8 +2185,9 @@ def kernel_name(fam: Family, cfg: GemmConfig) -> str:
     promote = f".p{cfg.promote}" if cfg.promote else ""
     pingpong = ".pp" if cfg.pingpong else ""
     swap = ".sw" if cfg.swap_ab else ""
+    scale_tma = f".st{cfg.scale_tma}" if cfg.scale_tma != cfg.scale_tma_default else ""
     return (f"{fam.name}.{cfg.in_dtype}.{cfg.out_dtype}.t{cfg.tile_m}x{cfg.tile_n}x{cfg.tile_k}"
-            f"{cluster}{split}{promote}{pingpong}{swap}")
+            f"{cluster}{split}{promote}{pingpong}{swap}{scale_tma}")
 
 
 def build(fam: Family, spec: dict, out_dir: pathlib.Path) -> dict:

@@ -48,7 +48,7 @@ class Config(hg.GemmConfig):
 _KERNEL_CLASS = None
 
 
-def _make_kernel_class():
+def _make_kernel_class(cfg=None):  # one class for every config
     """The DSL kernel class (deferred so that importing this module needs no DSL)."""
     global _KERNEL_CLASS
     if _KERNEL_CLASS is not None:

@@ -56,7 +56,7 @@ class Config(hg.GemmConfig):
 _KERNEL_CLASS = None
 
 
-def _make_kernel_class():
+def _make_kernel_class(cfg=None):  # one class for every config
     global _KERNEL_CLASS
     if _KERNEL_CLASS is not None:
         return _KERNEL_CLASS
