@@ -1097,41 +1097,43 @@ def test_sm90a_blockscale_m128_stream_k_rows_of_the_thirty_fifth_session(N, K):
 @pytest.mark.parametrize("M, N, K, tile", [
     # 96 / 112 columns (more tiles per wave)
     (128, 10240, 8192, "t128x96x128"),     # 80 tiles of 128 columns, 107 of 96
-    (128, 24576, 1536, "t128x96x128"),
+    (128, 24576, 1536, "t128x96x128.st0"),
     (128, 36864, 7168, "t128x96x128"),
-    (128, 28672, 4096, "t128x112x128"),
-    (97, 28672, 4096, "t128x112x128"),     # the m_max = 128 row answers M = 97..128
+    (128, 28672, 4096, "t128x112x128.st0"),
+    (97, 28672, 4096, "t128x112x128.st0"),     # the m_max = 128 row answers M = 97..128
     # 160 / 192 columns with serial promotion (less shared-memory traffic per flop)
-    (1024, 28672, 4096, "t128x160x128.serial"),
-    (1024, 10240, 8192, "t128x160x128.serial"),
-    (1024, 57344, 8192, "t128x160x128.serial"),
-    (1024, 36864, 7168, "t128x160x128.serial"),
-    (4096, 6144, 4096, "t128x192x128.serial"),
-    (4096, 28672, 4096, "t128x192x128.serial"),
-    (4096, 10240, 8192, "t128x160x128.serial"),
-    (4096, 8192, 28672, "t128x192x128.serial"),
-    (4096, 7168, 16384, "t128x160x128.serial"),
-    (4096, 36864, 7168, "t128x192x128.serial"),
-    (16384, 8192, 28672, "t128x192x128.serial"),
-    (16384, 7168, 18432, "t128x192x128.serial"),
-    (54560, 8192, 8192, "t128x192x128.serial"),   # the issue-4 large shape (m_max = 65536 row)
+    (1024, 28672, 4096, "t128x160x128.serial.st0"),
+    (1024, 10240, 8192, "t128x160x128.serial.st0"),
+    (1024, 57344, 8192, "t192x128x128.serial"),
+    (1024, 36864, 7168, "t128x160x128.serial.st0"),
+    (4096, 6144, 4096, "t192x128x128.serial"),
+    (4096, 28672, 4096, "t192x128x128.serial"),
+    (4096, 10240, 8192, "t192x128x128.serial"),
+    (4096, 8192, 28672, "t192x128x128.serial"),
+    (4096, 7168, 16384, "t192x128x128.serial"),
+    (4096, 36864, 7168, "t192x128x128.serial"),
+    (16384, 8192, 28672, "t192x128x128.serial"),
+    (16384, 7168, 18432, "t192x128x128.serial"),
+    (54560, 8192, 8192, "t192x128x128.serial"),   # the issue-4 large shape (m_max = 65536 row)
     # measured after the final run, three rounds each (...-ab-bs-wide-confirm-36.txt); the two M = 1024 layers first
     # went to t128x112 (3.9 waves of 112-column tiles against 3.4 of 128), then t128x160.serial beat that
-    (1024, 7168, 16384, "t128x160x128.serial"),
-    (1024, 7168, 18432, "t128x160x128.serial"),
-    (4096, 7168, 18432, "t128x160x128.serial"),
-    (4096, 57344, 8192, "t128x192x128.serial"),
+    (1024, 7168, 16384, "t128x160x128.serial.st0"),
+    (1024, 7168, 18432, "t128x160x128.serial.st0"),
+    (4096, 7168, 18432, "t192x128x128.serial"),
+    (4096, 57344, 8192, "t192x128x128.serial"),
     (1024, 6144, 4096, "t128x192x128.serial"),
-    (4096, 8192, 8192, "t128x192x128.serial"),
-    (16384, 57344, 8192, "t128x192x128.serial"),
-    (16384, 36864, 7168, "t128x192x128.serial"),
-    (16384, 6144, 4096, "t128x192x128.serial"),
-    (16384, 7168, 16384, "t128x192x128.serial"),
-    (8192, 8192, 8192, "t128x192x128.serial"),    # the issue-4 8192^3 shape
+    (4096, 8192, 8192, "t192x128x128.serial"),
+    (16384, 57344, 8192, "t192x128x128.serial"),
+    (16384, 36864, 7168, "t192x128x128.serial"),
+    (16384, 6144, 4096, "t192x128x128.serial"),
+    (16384, 7168, 16384, "t192x128x128.serial"),
+    (8192, 8192, 8192, "t192x128x128.serial"),    # the issue-4 8192^3 shape
 ])
 def test_sm90a_blockscale_rows_with_tiles_crossing_a_w_scale_block(M, N, K, tile):
     """Rows of the thirty-sixth session (docs/PERF.md): token tiles whose width does not divide the 128-row w_scale
-    block, where the head-start A/B against the table's pick won by 2.5-16%."""
+    block, where the head-start A/B against the table's pick won by 2.5-16%. Forty-third session (scale ring,
+    ab-43-switch.pairs): t192x128.serial took the rows with m_max >= 1024 where it won (37 of 44 pairs); the t128x160
+    rows kept name its in-stage twin .st0, the M = 128 t128x96 / t128x112 rows of 24576 x 1536 / 28672 x 4096 theirs."""
     assert sm90a_lookup("gemm_a8w8_blockscale", M, N, K) == (
         f"gemm_a8w8_blockscale.fp8_e4m3fn.bf16.{tile}.sm90a", 1, "table")
 
@@ -1260,10 +1262,10 @@ def test_sm90a_per_token_rows_keep_the_tiles_the_ping_pong_rows_replaced(M, N, K
     ("gemm_a8w8.row_scales", 8192, 6144, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c1x2.pp.sm90a"),  # no row_scales row
     ("gemm_a16w16", 8192, 24576, 1536, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
     ("gemm_a16w16", 8192, 36864, 7168, "gemm_a16w16.bf16.bf16.t128x128x64.c1x2.pp.sm90a"),
-    ("gemm_a8w8_blockscale", 8192, 8192, 28672, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x192x128.serial.sm90a"),
-    ("gemm_a8w8_blockscale", 8192, 7168, 16384, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x160x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 8192, 8192, 28672, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t192x128x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 8192, 7168, 16384, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t192x128x128.serial.sm90a"),
     # after the final run (ab-38-m8192-bs.pairs)
-    ("gemm_a8w8_blockscale", 8192, 4096, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x192x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 8192, 4096, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t192x128x128.serial.sm90a"),
     ("gemm_a16w16", 8192, 2112, 7168, "gemm_a16w16.bf16.bf16.t128x176x64.sm90a"),
     ("gemm_a8w8", 8192, 2112, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x176x128.sm90a"),
     ("gemm_a8w8", 8192, 7168, 16384, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c1x2.pp.sm90a"),  # ab-38-placement.pairs
@@ -1271,10 +1273,10 @@ def test_sm90a_per_token_rows_keep_the_tiles_the_ping_pong_rows_replaced(M, N, K
     ("gemm_a8w8", 2048, 24576, 1536, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c1x2.pp.sm90a"),
     ("gemm_a8w8", 1025, 36864, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),  # the bucket (1024, 2048]
     ("gemm_a16w16", 2048, 57344, 8192, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
-    ("gemm_a8w8_blockscale", 2048, 6144, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x192x128.serial.sm90a"),
-    ("gemm_a8w8_blockscale", 1500, 57344, 8192, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x192x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 2048, 6144, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t192x128x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 1500, 57344, 8192, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t192x128x128.serial.sm90a"),
     ("gemm_a8w8_blockscale", 512, 6144, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x192x128.serial.sm90a"),
-    ("gemm_a8w8_blockscale", 300, 10240, 8192, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x160x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 300, 10240, 8192, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x160x128.serial.st0.sm90a"),
     ("gemm_a8w8", 512, 24576, 1536, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c2x1.pp.sm90a"),
     ("gemm_a16w16", 512, 36864, 7168, "gemm_a16w16.bf16.bf16.t128x192x64.sm90a"),
     ("gemm_a8w8", 1024, 10240, 8192, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c2x1.pp.sm90a"),
@@ -1285,10 +1287,10 @@ def test_sm90a_per_token_rows_keep_the_tiles_the_ping_pong_rows_replaced(M, N, K
     ("gemm_a8w8", 200, 24576, 1536, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.c2x1.pp.sm90a"),
     # (blockscale 256 x 28672 x 4096 went to t128x112 here, then to t128x160.serial in the forty-first session, below)
     # fortieth session: blockscale serial wide tiles (ab-40-m256-rest.pairs)
-    ("gemm_a8w8_blockscale", 256, 10240, 8192, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x160x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 256, 10240, 8192, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x160x128.serial.st0.sm90a"),
     ("gemm_a8w8_blockscale", 400, 24576, 1536, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x192x128.serial.sm90a"),
-    ("gemm_a8w8_blockscale", 2048, 2112, 7168, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x160x128.serial.sm90a"),
-    ("gemm_a8w8_blockscale", 1100, 7168, 16384, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x192x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 2048, 2112, 7168, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x160x128.serial.st0.sm90a"),
+    ("gemm_a8w8_blockscale", 1100, 7168, 16384, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t192x128x128.serial.sm90a"),
     # fortieth session: every unsplit kernel at M = 512 (ab-40-m512-sweep.pairs)
     ("gemm_a16w16", 512, 2112, 7168, "gemm_a16w16.bf16.bf16.t128x80x64.sm90a"),
     ("gemm_a16w16", 384, 4096, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sk8.sw.sm90a"),
@@ -1310,7 +1312,7 @@ def test_sm90a_per_token_rows_keep_the_tiles_the_ping_pong_rows_replaced(M, N, K
     ("gemm_a8w8_blockscale", 1024, 4096, 14336, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sm90a"),
     ("gemm_a8w8_blockscale", 4096, 4096, 14336, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sm90a"),
     ("gemm_a8w8_blockscale", 256, 36864, 7168, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x192x128.serial.sm90a"),
-    ("gemm_a8w8_blockscale", 256, 28672, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x160x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 256, 28672, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x160x128.serial.st0.sm90a"),
     ("gemm_a8w8_blockscale", 200, 6144, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x96x128.sm90a"),
     ("gemm_a8w8", 256, 10240, 8192, "gemm_a8w8.fp8_e4m3fn.bf16.t128x176x128.sm90a"),
     ("gemm_a8w8", 256, 28672, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x112x128.sm90a"),
