@@ -100,7 +100,8 @@ SMEM_CAPACITY = 232448
 SMEM_RESERVED = 1024 + 1024
 # scale_tma (blockscale): K blocks per scale TMA box, the fewest whose fp32 row is 16 bytes (a TMA box row's
 # minimum). The kernel reads both scale tensors with a row stride of ceil(KB / SCALE_GROUP) * SCALE_GROUP
-# floats (16-byte rows, as TMA needs); the adapter hands it such copies when the caller's KB is not a multiple.
+# floats (16-byte rows, as TMA needs); the op layer (csrc/device_ops.cpp) hands it such copies when the caller's
+# rows are not (KB not a multiple of 4, or a view off a 16-byte boundary); the adapter checks the alignment.
 SCALE_GROUP = 4
 # Largest run-time split_k of a split-K kernel (the `split` param); threads of the reduce kernel.
 MAX_SPLIT_K = 16
