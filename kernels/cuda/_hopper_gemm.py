@@ -1852,8 +1852,6 @@ def kernel_base_class():
                         acc.fill(0.0)
                         for kt in cutlass.range(kt_begin, kt_begin + k_count, unroll=1):
                             mainloop.consumer_wait(read_state)
-                            scale_seq = self._bs_stage_scales(read_state, scales, s_row, thr_row0, lane, kt,
-                                                              kt_begin, kt_begin + k_count - 1, scale_seq)
                             warpgroup.fence()
                             tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
                             for kb in cutlass.range_constexpr(num_k_blocks):
@@ -1862,6 +1860,13 @@ def kernel_base_class():
                                           tCrB[(None, None, kb, read_state.index)], acc_blk)
                                 tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
                             warpgroup.commit_group()
+                            # the block's scales are read while its wgmmas run: the promotion needs them only
+                            # after the wait, and read before the issue they delayed every block's wgmmas
+                            # (forty-fourth session: 2-3% at large M on t192x128 / t128x192 / t128x160, H200;
+                            # the overlapped mainloop above reads them before the issue: reading them after it
+                            # there was 0.4-2.9% slower on t128x128)
+                            scale_seq = self._bs_stage_scales(read_state, scales, s_row, thr_row0, lane, kt,
+                                                              kt_begin, kt_begin + k_count - 1, scale_seq)
                             warpgroup.wait_group(0)
                             # the stage's operands and scales have been read
                             self._consumer_release(mainloop, read_state)
