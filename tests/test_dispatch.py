@@ -1104,8 +1104,9 @@ def test_sm90a_blockscale_m128_stream_k_rows_of_the_thirty_fifth_session(N, K):
     # 160 / 192 columns with serial promotion (less shared-memory traffic per flop)
     (1024, 28672, 4096, "t128x160x128.serial.st0"),
     (1024, 10240, 8192, "t128x160x128.serial.st0"),
-    (1024, 57344, 8192, "t192x128x128.serial"),
-    (1024, 36864, 7168, "t128x160x128.serial.st0"),
+    # forty-fourth session (tools/tune_specs/ab-44-bs-retune.pairs, 5 fresh rounds): t128x192.serial 0.972 / 0.957
+    (1024, 57344, 8192, "t128x192x128.serial"),
+    (1024, 36864, 7168, "t128x192x128.serial"),
     (4096, 6144, 4096, "t192x128x128.serial"),
     (4096, 28672, 4096, "t192x128x128.serial"),
     (4096, 10240, 8192, "t192x128x128.serial"),
@@ -1310,7 +1311,8 @@ def test_sm90a_per_token_rows_keep_the_tiles_the_ping_pong_rows_replaced(M, N, K
     ("gemm_a16w16", 1025, 7168, 18432, "gemm_a16w16.bf16.bf16.t128x176x64.sm90a"),
     ("gemm_a16w16", 2048, 28672, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
     ("gemm_a8w8_blockscale", 1024, 4096, 14336, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sm90a"),
-    ("gemm_a8w8_blockscale", 4096, 4096, 14336, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sm90a"),
+    # forty-fourth session: the serial tile once it read its scales while the wgmmas run (ab-44-serial.pairs, 0.983)
+    ("gemm_a8w8_blockscale", 4096, 4096, 14336, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t192x128x128.serial.sm90a"),
     ("gemm_a8w8_blockscale", 256, 36864, 7168, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x192x128.serial.sm90a"),
     ("gemm_a8w8_blockscale", 256, 28672, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x160x128.serial.st0.sm90a"),
     ("gemm_a8w8_blockscale", 200, 6144, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x96x128.sm90a"),
@@ -1342,3 +1344,35 @@ def test_tune_writes_per_token_rows_as_row_scales_rows(op, variant, expect):
     """tools/tune.py --variant per_token measures calls with row scales, so its rows answer only those."""
     from source_modules import load_source
     assert load_source("tools/tune.py", "tune_rows").row_op(op, variant) == expect
+
+
+@pytest.mark.parametrize("M, N, K, kernel", [
+    (600, 5120, 5120, "t128x128x128"),            # M = 257..1024: unchanged (the serial tiles lost at M = 600)
+    (1025, 12288, 4096, "t192x128x128.serial"),   # past one wave of t128x128 tiles
+    (1500, 2048, 8192, "t192x128x128.serial"),
+    (3000, 5120, 13824, "t192x128x128.serial"),
+    (12000, 3072, 4096, "t192x128x128.serial"),   # the largest bucket
+    (1500, 512, 4096, "t64x128x128"),             # 24 x 4 tiles of 64 x 128 still fit in one wave
+    (2048, 1024, 4096, "t128x128x128"),           # 16 x 8 tiles of 128 x 128 still fit in one wave
+])
+def test_sm90a_blockscale_default_rows_past_m_1024_end_at_the_serial_tile(M, N, K, kernel):
+    """Forty-fourth session (docs/PERF.md): off-table blockscale shapes with M > 1024 go to t192x128.serial once the
+    narrower rows of the bucket need more than one wave; M <= 1024 keeps the t64x128 / t128x128 list."""
+    full = f"gemm_a8w8_blockscale.fp8_e4m3fn.bf16.{kernel}.sm90a"
+    assert sm90a_lookup("gemm_a8w8_blockscale", M, N, K) == (full, 1, "default")
+
+
+@pytest.mark.parametrize("op, M, N, K, kernel", [
+    ("gemm_a16w16", 6000, 12288, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
+    ("gemm_a16w16", 20000, 5120, 5120, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
+    ("gemm_a8w8", 12000, 3072, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
+    ("gemm_a8w8", 20000, 5120, 5120, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
+    # 33 x 4 cooperative tiles fit in one wave: the first row answers
+    ("gemm_a8w8", 4200, 512, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sm90a"),
+    # 40 x 5 ping-pong tiles fill 76% of two waves' SM slots: the fullest-waves rule keeps the cooperative tile
+    ("gemm_a16w16", 5120, 640, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sm90a"),
+])
+def test_sm90a_dense_default_rows_past_m_4096_end_at_the_ping_pong_tile(op, M, N, K, kernel):
+    """Forty-fourth session (docs/PERF.md): off-table bf16 / fp8 shapes with M > 4096 go to the t128x128 ping-pong
+    kernel once the cooperative tiles exceed one wave, unless its waves leave more than 15% of the SM slots idle."""
+    assert sm90a_lookup(op, M, N, K) == (kernel, 1, "default")
