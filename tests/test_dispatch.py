@@ -1346,33 +1346,28 @@ def test_tune_writes_per_token_rows_as_row_scales_rows(op, variant, expect):
     assert load_source("tools/tune.py", "tune_rows").row_op(op, variant) == expect
 
 
-@pytest.mark.parametrize("M, N, K, kernel", [
-    (600, 5120, 5120, "t128x128x128"),            # M = 257..1024: unchanged (the serial tiles lost at M = 600)
-    (1025, 12288, 4096, "t192x128x128.serial"),   # past one wave of t128x128 tiles
-    (1500, 2048, 8192, "t192x128x128.serial"),
-    (3000, 5120, 13824, "t192x128x128.serial"),
-    (12000, 3072, 4096, "t192x128x128.serial"),   # the largest bucket
-    (1500, 512, 4096, "t64x128x128"),             # 24 x 4 tiles of 64 x 128 still fit in one wave
-    (2048, 1024, 4096, "t128x128x128"),           # 16 x 8 tiles of 128 x 128 still fit in one wave
-])
-def test_sm90a_blockscale_default_rows_past_m_1024_end_at_the_serial_tile(M, N, K, kernel):
-    """Forty-fourth session (docs/PERF.md): off-table blockscale shapes with M > 1024 go to t192x128.serial once the
-    narrower rows of the bucket need more than one wave; M <= 1024 keeps the t64x128 / t128x128 list."""
-    full = f"gemm_a8w8_blockscale.fp8_e4m3fn.bf16.{kernel}.sm90a"
-    assert sm90a_lookup("gemm_a8w8_blockscale", M, N, K) == (full, 1, "default")
+BS = "gemm_a8w8_blockscale.fp8_e4m3fn.bf16"
 
 
 @pytest.mark.parametrize("op, M, N, K, kernel", [
+    # blockscale M > 1024: t192x128.serial once the narrower rows of the bucket need more than one wave
+    ("gemm_a8w8_blockscale", 600, 5120, 5120, f"{BS}.t128x128x128.sm90a"),   # M = 257..1024 unchanged
+    ("gemm_a8w8_blockscale", 1025, 12288, 4096, f"{BS}.t192x128x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 1500, 2048, 8192, f"{BS}.t192x128x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 3000, 5120, 13824, f"{BS}.t192x128x128.serial.sm90a"),
+    ("gemm_a8w8_blockscale", 12000, 3072, 4096, f"{BS}.t192x128x128.serial.sm90a"),   # the largest bucket
+    ("gemm_a8w8_blockscale", 1500, 512, 4096, f"{BS}.t64x128x128.sm90a"),     # 24 x 4 tiles: one wave
+    ("gemm_a8w8_blockscale", 2048, 1024, 4096, f"{BS}.t128x128x128.sm90a"),   # 16 x 8 tiles: one wave
+    # bf16 / fp8 M > 4096: the ping-pong t128x128 tile once the cooperative tiles exceed one wave
     ("gemm_a16w16", 6000, 12288, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
     ("gemm_a16w16", 20000, 5120, 5120, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
     ("gemm_a8w8", 12000, 3072, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
     ("gemm_a8w8", 20000, 5120, 5120, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
-    # 33 x 4 cooperative tiles fit in one wave: the first row answers
-    ("gemm_a8w8", 4200, 512, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sm90a"),
+    ("gemm_a8w8", 4200, 512, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sm90a"),   # 33 x 4 tiles: one wave
     # 40 x 5 ping-pong tiles fill 76% of two waves' SM slots: the fullest-waves rule keeps the cooperative tile
     ("gemm_a16w16", 5120, 640, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sm90a"),
 ])
-def test_sm90a_dense_default_rows_past_m_4096_end_at_the_ping_pong_tile(op, M, N, K, kernel):
-    """Forty-fourth session (docs/PERF.md): off-table bf16 / fp8 shapes with M > 4096 go to the t128x128 ping-pong
-    kernel once the cooperative tiles exceed one wave, unless its waves leave more than 15% of the SM slots idle."""
+def test_sm90a_default_rows_of_the_forty_fourth_session(op, M, N, K, kernel):
+    """docs/PERF.md, forty-fourth session: off-table blockscale shapes with M > 1024 end at t192x128.serial, bf16 / fp8
+    shapes with M > 4096 at the ping-pong t128x128 tile (unless its waves leave more than 15% of the SM slots idle)."""
     assert sm90a_lookup(op, M, N, K) == (kernel, 1, "default")

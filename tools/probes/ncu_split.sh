@@ -4,7 +4,7 @@
 # SMs during the pass), and where do its warps stall? Lines of "op variant MxNxK kernel:split" on stdin.
 #   FLYGEMM_NCU_STALLS=1  the warp-state, scheduler, memory, launch and occupancy sections instead of a few metrics
 #   FLYGEMM_NCU_SOURCE=1  (forty-fourth session) also the source counters: a report per line ($OUT/ncu_src_<i>.ncu-rep),
-#                         its SASS page as csv, and the instructions with the most warp-stall samples (tools/probes/ncu_top_sass.py)
+#                         its SASS page as csv, and the instructions with the most warp-stall samples (tools/ncu_source_summary.py)
 # Full output in $OUT/ncu_split.txt, the key lines printed.
 #   printf 'gemm_a8w8 per_tensor 128x4096x8192 gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sk8.sm90a:4\n' | bash tools/probes/ncu_split.sh
 set -uo pipefail
@@ -50,7 +50,7 @@ PY
     ncu -i "$OUT/ncu_src_$i.ncu-rep" --page details --print-summary none >> "$OUT/ncu_split.txt" 2>&1
     ncu -i "$OUT/ncu_src_$i.ncu-rep" --page source --csv --print-source sass > "$OUT/ncu_src_$i.csv" 2>&1
     echo "=== $op $variant $shape $pick: instructions with the most stall samples" >> "$OUT/ncu_top.txt"
-    python3 tools/probes/ncu_top_sass.py "$OUT/ncu_src_$i.csv" >> "$OUT/ncu_top.txt" 2>&1
+    python3 tools/ncu_source_summary.py "$OUT/ncu_src_$i.csv" >> "$OUT/ncu_top.txt" 2>&1
   fi
 done
 grep -E "$keep" "$OUT/ncu_split.txt"
