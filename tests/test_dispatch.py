@@ -805,7 +805,7 @@ SW = "sk8.sw.sm90a"
     ("gemm_a8w8", "fp8_e4m3fn", 100, 33792, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x256x128.sm90a", 1, "default"),
     # M = 129..4096: the widest tile that fits in one wave, the 256-wide token tile last (every large-M shape)
     ("gemm_a16w16", "bf16", 256, 4000, 4096, f"gemm_a16w16.bf16.bf16.t128x64x64.{SW}", 1, "default"),
-    ("gemm_a16w16", "bf16", 512, 4000, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sm90a", 1, "default"),
+    ("gemm_a16w16", "bf16", 512, 4000, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a", 1, "default"),  # 45th: .pp
     ("gemm_a16w16", "bf16", 2048, 4000, 4096, "gemm_a16w16.bf16.bf16.t128x256x64.sm90a", 1, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 256, 2000, 4096, f"gemm_a8w8.fp8_e4m3fn.bf16.t64x64x128.{SW}", 1, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 512, 5000, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a", 1, "default"),
@@ -840,7 +840,7 @@ def test_sm90a_m65_to_4096_defaults_and_rows_of_the_twenty_seventh_session(op, i
     (300, 3000, 4096, f"t128x64x128.{SW}", 1, "default"),       # 24 x 5 = 120
     (768, 1024, 4096, f"t128x64x128.{SW}", 1, "default"),       # 8 x 12 = 96
     (1024, 1024, 4096, f"t128x64x128.{SW}", 1, "default"),      # 8 x 16 = 128
-    (1536, 1024, 4096, "t128x128x128.sm90a", 1, "default"),     # 8 x 24 > 132; t128x128: 8 x 12
+    (1536, 1024, 4096, "t128x128x128.pp.sm90a", 1, "default"),  # 8 x 24 > 132; t128x128 (ping-pong since the 45th): 8 x 12
     # measured rows (kernel time, ...-m128-fp8-new-tiles-28.txt)
     (128, 7168, 16384, f"t128x64x128.{SW}", 1, "table"),
     (128, 8192, 28672, f"t128x64x128.{SW}", 1, "table"),
@@ -993,7 +993,7 @@ def test_sm90a_blockscale_m129_to_256_lists_the_64_row_swapped_tile_first(M, N, 
     # to t128x192's 97%, and at 448 x 13824 its 348 / 396 (88%) to t128x256's 216 / 264 (82%)
     ("gemm_a16w16", 512, 12288, 4096, "gemm_a16w16.bf16.bf16.t128x192x64.sm90a"),
     ("gemm_a16w16", 448, 13824, 5120, "gemm_a16w16.bf16.bf16.t128x256x64.sm90a"),
-    ("gemm_a8w8", 2048, 5120, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sm90a"),   # 640 / 660 against 320 / 396
+    ("gemm_a8w8", 2048, 5120, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),   # 640 / 660 against 320 / 396
     # 355 / 396 (89.6%), 235 / 264 (89.0%), 180 / 264: t128x128 is not 10 points fuller than t128x192
     ("gemm_a8w8", 600, 9000, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a"),
     ("gemm_a16w16", 512, 12288, 4096, "gemm_a16w16.bf16.bf16.t128x192x64.sm90a"),     # a tie (97%): the wider tile
@@ -1371,3 +1371,18 @@ def test_sm90a_default_rows_of_the_forty_fourth_session(op, M, N, K, kernel):
     """docs/PERF.md, forty-fourth session: off-table blockscale shapes with M > 1024 end at t192x128.serial, bf16 / fp8
     shapes with M > 4096 at the ping-pong t128x128 tile (unless its waves leave more than 15% of the SM slots idle)."""
     assert sm90a_lookup(op, M, N, K) == (kernel, 1, "default")
+
+
+@pytest.mark.parametrize("M, N, K, kernel", [
+    # t192x128's waves less than 85% full: the fullest waves among the 192-row serial tiles (10 points per narrower step)
+    (1100, 6400, 4096, f"{BS}.t192x112x128.serial.sm90a"),   # 300 tiles fill 0.76 of 3 waves, 112 columns 348 (0.88)
+    (1300, 5120, 5120, f"{BS}.t192x96x128.serial.sm90a"),    # 0.71 -> 112: 0.81 -> 96: 0.95
+    (1500, 3584, 8192, f"{BS}.t192x112x128.serial.sm90a"),   # 224 tiles 0.85 of 2 waves (848 per mille), 112: 256 (0.97)
+    (1200, 8192, 4096, f"{BS}.t192x112x128.serial.sm90a"),   # 0.85 -> 0.98; 96 columns' 0.91 is not 10 points more
+    (5000, 2048, 7168, f"{BS}.t192x112x128.serial.sm90a"),   # the largest bucket: 432 tiles 0.82 of 4 waves
+    (1500, 5632, 4096, f"{BS}.t192x128x128.serial.sm90a"),   # 352 tiles fill 0.89 of 3 waves: unchanged
+    (1100, 2048, 7168, f"{BS}.t192x96x128.serial.sm90a"),    # 6 x 22 = 132 tiles: one wave, before the wider tiles
+])
+def test_sm90a_blockscale_defaults_weigh_the_192_row_serial_tiles(M, N, K, kernel):
+    """docs/PERF.md, forty-fifth session: measured at M = 1100..1500, time follows waves x tile area / tile speed."""
+    assert sm90a_lookup("gemm_a8w8_blockscale", M, N, K) == (kernel, 1, "default")

@@ -239,4 +239,4 @@ def test_ops_launch_what_explain_answers_for_this_device(tmp_path, monkeypatch):
     if sms == 132:  # the H100 SXM / H200: the reference part's picks
         assert [e.split(",", 3)[3] for e in expected] == [
             "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a,1", "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a,7",
-            "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sm90a,1"]
+            "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a,1"]
