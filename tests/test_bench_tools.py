@@ -514,3 +514,21 @@ def test_every_kernel_a_pairs_file_names_is_built_for_its_arch():
                 if kernel not in listed:
                     unknown.append(f"{pairs.name}: {kernel}")
     assert not unknown, unknown
+
+
+def test_wave_cost_model_counts_waves_times_tile_area(tmp_path):
+    """tools/probes/wave_cost.py: waves of one CTA per SM x tile area, and the pairs of a tools/ab.py log it reads
+    (`table` resolved to the table's kernel; the .sw tiles are not plain token tiles)."""
+    from source_modules import load_source
+    wc = load_source("tools/probes/wave_cost.py", "wave_cost")
+    assert wc.wave_cost(600, 5120, (128, 256)) == 1 * 128 * 256      # 5 x 20 = 100 tiles: one wave
+    assert wc.wave_cost(600, 5120, (128, 192)) == 2 * 128 * 192      # 5 x 27 = 135 tiles: two
+    assert wc.wave_cost(150, 22016, (128, 208), sms=132) == 2 * 128 * 208
+    assert wc.plain_tile("gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a") == (128, 128)
+    assert wc.plain_tile("gemm_a8w8.fp8_e4m3fn.bf16.t128x64x128.sk8.sw.sm90a") is None
+    log = tmp_path / "ab.txt"
+    log.write_text("gemm_a16w16               600   5120   5120      55.2      48.5  0.871 0.898 0.877  median 0.877  -> B"
+                   "  (table: gemm_a16w16.bf16.bf16.t128x208x64.sm90a:1)  A = gemm_a16w16.bf16.bf16.t128x256x64.sm90a:1"
+                   "  B = table\n")
+    assert list(wc.pairs(log)) == [("gemm_a16w16", 600, 5120, "gemm_a16w16.bf16.bf16.t128x256x64.sm90a",
+                                    "gemm_a16w16.bf16.bf16.t128x208x64.sm90a", 0.877)]
