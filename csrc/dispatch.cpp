@@ -219,47 +219,58 @@ double wave_efficiency(const KernelRecord& k, const Query& q) {
   return static_cast<double>(tiles) / static_cast<double>(waves * one_wave(q));
 }
 
+// A tile's throughput per unit of tile area against its list's reference tile (kernels csv param area_speed, per
+// mille; 1 when absent). Fitted from H200 A/B pairs (docs/PERF.md): blockscale t192x96 / t192x112 serial 0.865 / 0.905
+// and t128x128 0.89 against t192x128.serial (forty-fifth session: they promote more often per output), t64x128 0.6
+// (forty-sixth: 0.60-0.66 over eight pairs); fp8 t128x96 0.85 (128 x 53248 x 16384: 1.10x t128x256's time at
+// 0.94x its waves x area). The bf16 / fp8 128-row tiles carry none: within the model's few percent they run alike.
+double area_speed(const KernelRecord& k) {
+  const int64_t per_mille = meta_int(k, "area_speed");
+  return per_mille > 0 ? static_cast<double>(per_mille) / 1000.0 : 1.0;
+}
+
+// Predicted time of a plain tile kernel, in units of one reference tile's time: its waves (one persistent CTA per SM)
+// times its tile area over its area speed. Every tile of a wave takes about as long as the slowest, so a partial last
+// wave costs a whole one.
+double wave_cost(const KernelRecord& k, const Query& q) {
+  const int64_t waves = (token_tiles(k, q) + one_wave(q) - 1) / one_wave(q);
+  return static_cast<double>(waves * k.tile_m * k.tile_n) / area_speed(k);
+}
+
 // When no row of a tile-kernel list fits in one wave, the last row answers unless its waves leave more than 15% of
-// their SM slots idle: then the list's rows of the same token-tile height are weighed widest first, and a narrower
-// tile replaces the best so far only if it fills at least 10 points more of its waves' SM slots (ties: the wider).
+// their SM slots idle: then the bucket's plain tile rows, any token-tile height, are weighed by wave_cost and the
+// cheapest answers (ties: the larger tile, then the last row).
 //  * The widest tile had been the answer at any wave count, and at 1.1-1.5 waves it ran up to 1.7x the best
-//    candidate: over 47 shapes at M = 256..4096 measured with every row of the bf16 / fp8 lists (twenty-second to
-//    twenty-ninth sessions, H200, kernel time) the last row averaged 1.171x the best candidate (geomean), the
-//    fullest waves 1.044x, and no shape got slower; at 15% or less idle (many waves, M = 4096 on 24576..57344-row
-//    layers) the widest tile stayed ahead of fuller but narrower ones. On 35 layers no tuning run had measured
-//    (M = 160..3072, bf16 and fp8, event time) it was 1.06-1.34x faster than the widest tile
-//    (tools/tune_specs/ab-29-fallback*.pairs).
-//  * The 10-point margin (thirtieth session), for bf16's t128x160x64, listed after t128x192x64 in the M = 129..4096
-//    list (it never fits in one wave where t128x192 does not): where its waves were 10-18 points fuller than the old
-//    pick's it ran 1.08-1.20x faster (12 shapes, kernel time) and 1.00-1.24x (8 layers, head-start A/B), where they
-//    were 5-6 points fuller 0.89-1.05x (9 layers; tools/tune_specs/mid-m-new-tiles-30.plan, ab-30-mid-m.pairs,
-//    ab-30-check.pairs, ab-30-final.pairs). Over all logged shapes with every list row measured
-//    (tools/probes/fallback_rule.py) the margin moves no pick away from the best.
-//  * One token tile (M = 65..128, past N = 33792, where not even t128x256 fits in one wave) follows the rule since the
-//    thirtieth session, with the 160-column (bf16) / 96-column (fp8) token tiles listed after the 256-column one. Over
-//    10 shapes on five layers (M = 96 / 128, N 34816..53248, every row measured, kernel time) the list's closing
-//    t128x128 row had run 1.097x the best candidate (worst 1.207), the rule 1.004x (worst 1.039); on six other layers
-//    (event time) it was 1.03-1.19x faster than t128x128 (tools/tune_specs/next-30.plan, ab-30.pairs).
-const DispatchRow* fullest_waves_row(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
-                                     const DispatchRow* last, const Query& q) {
+//    candidate (twenty-second to twenty-ninth sessions, H200). At 15% or less idle (many waves, M = 4096 on
+//    24576..57344-row layers) the widest tile stayed ahead of cheaper-looking narrower ones, hence the gate.
+//  * From the twenty-ninth to the forty-fifth session the rule was greedy: rows of the last row's token-tile height,
+//    widest first, a narrower one replacing the best so far with 10 points more of its waves' SM slots filled. On
+//    the 59 logged shapes with every list row measured (tools/probes/fallback_rule.py) the cost picks what the greedy
+//    did (1.038x the best candidate). The greedy was path-dependent once close widths were listed: the 208 /
+//    224-column tiles, weighed by fill, displaced fuller 128..192-column tiles and lost 1.4-9%.
+//  * Forty-sixth session (H200, head-start A/B, tools/tune_specs/ab-46-*.pairs): the cost with the 208 / 224-column
+//    tiles and the blockscale heights weighed together changed 45 of 56 measured picks; new / old time 0.767-1.040,
+//    geomean 0.943 (bf16 1600 x 4096 x 14336 0.861, blockscale 400 x 4608 x 7168 0.767; fp8 800 x 11008 x 4096 1.040,
+//    1500 x 9216 x 4096 1.034 are the cost's near-ties). tools/probes/wave_cost.py --speeds puts 144 of the 147 pairs
+//    of the forty-fifth and forty-sixth sessions on the measured side of 1.
+const DispatchRow* cheapest_waves_row(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
+                                      const DispatchRow* last, const Query& q) {
   const KernelRecord* lk = record_by_name(t, last->kernel);
   if (!lk || !plain_tile_row(*last, *lk) || wave_efficiency(*lk, q) >= 0.85) return last;
-  std::vector<std::pair<const DispatchRow*, const KernelRecord*>> tiles;  // the last row is among them
-  for (const DispatchRow* r : rows) {
-    if (r->m_max != last->m_max) continue;
-    const KernelRecord* k = record_by_name(t, r->kernel);
-    if (k && satisfies(*k, q) && plain_tile_row(*r, *k) && k->tile_m == lk->tile_m) tiles.emplace_back(r, k);
-  }
-  std::stable_sort(tiles.begin(), tiles.end(),
-                   [](const auto& a, const auto& b) { return a.second->tile_n > b.second->tile_n; });
-  constexpr int64_t kNarrowerMarginPerMille = 100;
   const DispatchRow* best = last;
-  int64_t best_fill = -kNarrowerMarginPerMille;  // per mille of the waves' SM slots: equal fills tie exactly
-  for (const auto& [r, k] : tiles) {
-    const int64_t fill = std::llround(wave_efficiency(*k, q) * 1000.0);
-    if (fill >= best_fill + kNarrowerMarginPerMille) {
+  double best_cost = wave_cost(*lk, q);
+  int64_t best_area = lk->tile_m * lk->tile_n;
+  for (const DispatchRow* r : rows) {
+    if (r->m_max != last->m_max || r == last) continue;
+    const KernelRecord* k = record_by_name(t, r->kernel);
+    if (!k || !satisfies(*k, q) || !plain_tile_row(*r, *k)) continue;
+    const double cost = wave_cost(*k, q);
+    const int64_t area = k->tile_m * k->tile_n;
+    const bool tie = std::abs(cost - best_cost) <= 1e-9 * best_cost;
+    if ((!tie && cost < best_cost) || (tie && area > best_area)) {
       best = r;
-      best_fill = fill;
+      best_cost = cost;
+      best_area = area;
     }
   }
   return best;
@@ -295,7 +306,7 @@ bool swapped_row_short_of_ctas(const KernelTable& t, const DispatchRow& r, const
 // Default rows may name several kernels for one M bucket, in order of preference: the first whose
 // kernel meets the shape's alignment (sm_90a MXFP4: the .wgn decode kernels need K % 128 == 0, the row
 // after them takes any K % 32 == 0), fits in one wave and is not short of CTAs as above answers (the last row: see
-// fullest_waves_row); none: the first row.
+// cheapest_waves_row); none: the first row.
 const DispatchRow* first_fitting_default(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
                                          const DispatchRow* picked, const Query& q) {
   if (!picked) return picked;
@@ -308,7 +319,7 @@ const DispatchRow* first_fitting_default(const KernelTable& t, const std::vector
     const KernelRecord* k = record_by_name(t, r->kernel);
     if (k && satisfies(*k, q) && default_row_fits_one_wave(*r, *k, q, r == last) &&
         !swapped_row_short_of_ctas(t, *r, *k, *last, q)) {
-      return r == last ? fullest_waves_row(t, rows, last, q) : r;
+      return r == last ? cheapest_waves_row(t, rows, last, q) : r;
     }
   }
   return picked;

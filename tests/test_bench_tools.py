@@ -524,6 +524,10 @@ def test_wave_cost_model_counts_waves_times_tile_area(tmp_path):
     assert wc.wave_cost(600, 5120, (128, 256)) == 1 * 128 * 256      # 5 x 20 = 100 tiles: one wave
     assert wc.wave_cost(600, 5120, (128, 192)) == 2 * 128 * 192      # 5 x 27 = 135 tiles: two
     assert wc.wave_cost(150, 22016, (128, 208), sms=132) == 2 * 128 * 208
+    speeds = wc.area_speeds()  # the kernels csv's area_speed params, as csrc/dispatch.cpp divides by them
+    assert speeds["gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t192x96x128.serial"] == 0.865
+    assert "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t192x128x128.serial" not in speeds   # the reference: 1
+    assert wc.wave_cost(1300, 5120, (192, 96), speed=0.865) == 3 * 192 * 96 / 0.865  # 7 x 54 = 378 tiles
     assert wc.plain_tile("gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a") == (128, 128)
     assert wc.plain_tile("gemm_a8w8.fp8_e4m3fn.bf16.t128x64x128.sk8.sw.sm90a") is None
     log = tmp_path / "ab.txt"

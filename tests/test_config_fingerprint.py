@@ -34,3 +34,22 @@ def test_stale_kernel_builds_are_pruned_and_listed_ones_kept(tmp_path):
     (tmp_path / "registry.cpp").write_text("")
     assert bk.prune_stale_kernels(tmp_path, {"kept"}) == ["dropped"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept", "not_a_kernel", "registry.cpp"]
+
+
+def test_dispatch_only_params_leave_the_family_and_the_build_hash_alone():
+    """area_speed (tools/build_kernels.py DISPATCH_PARAMS) goes to the registry's metadata, not to the family: adding or
+    re-measuring it must not rebuild the kernel, and a value out of range is refused with the kernel's name."""
+    import pytest
+    bk = load_build_kernels()
+    params = bk.parse_params("overlap=0;area_speed=865")
+    assert bk.split_dispatch_params("sm_90a", "k", params) == {"area_speed": 865} and params == {"overlap": 0}
+    spec = {"arch": "sm_90a", "family": "gemm_a8w8_blockscale", "name": "k", "params": params}
+    assert bk.spec_hash(dict(spec, dispatch={"area_speed": 865})) == bk.spec_hash(spec)
+    assert bk.spec_hash(dict(spec, params={"overlap": 1})) != bk.spec_hash(spec)
+    for bad in ("area_speed=0", "area_speed=fast", "area_speed=5000"):
+        with pytest.raises(SystemExit, match="kernel k: area_speed must be an integer in 1..4000"):
+            bk.split_dispatch_params("sm_90a", "k", bk.parse_params(bad))
+    read = {s["name"]: s for s in bk.read_kernel_specs("sm_90a")}
+    serial96 = read["gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t192x96x128.serial.sm90a"]
+    assert serial96["dispatch"] == {"area_speed": 865} and "area_speed" not in serial96["params"]
+    assert "dispatch" not in read["gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t192x128x128.serial.sm90a"]

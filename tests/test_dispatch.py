@@ -272,7 +272,7 @@ def test_tile_default_row_answers_within_one_wave_unless_last():
     assert find(128, 33792) == ("k_t256", 1, "default")  # 176 of 192 rows; 132 of 256
     assert find(128, 49152) == ("k_t128", 1, "default")  # none fits: the last row (384 tiles, 97% of 3 waves)
     assert find(128, 40000) == ("k_t192", 1, "default")  # none fits, the last row's 313 tiles fill 79% of 3 waves:
-                                                         # the fullest waves (209 of 264)
+                                                         # the cheapest waves x width (2 x 192 against 3 x 128)
     assert find(200, 4096) == ("k_t128", 2, "default")   # 2 x 32 tiles x split 2 = 128
     assert find(200, 8448) == ("k_t256", 1, "default")   # 2 x 66 x 2 = 264 > 132: the last row
 
@@ -445,7 +445,7 @@ def test_empty_tables_raise_not_implemented():
 
 
 def test_bad_csv_is_rejected():
-    with pytest.raises(RuntimeError, match="kernel line needs 8, 10, 11, 12, 14, 16 or 17 fields"):
+    with pytest.raises(RuntimeError, match="kernel line needs 8, 10, 11, 12, 14, 16, 17 or 18 fields"):
         lookup(8, kernels="k,gfx942,gemm_a8w8\n")
     with pytest.raises(RuntimeError, match="row line needs 9 fields"):
         lookup(8, rows="gfx942,gemm_a8w8,fp8_e4m3fnuz\n")
@@ -587,7 +587,8 @@ def test_explain_on_linked_table():
 def sm90a_tables(op="gemm_mxfp4"):
     """The sm_90a kernels and dispatch rows of an op as the build reads them (kernels/configs/sm_90a*.csv),
     in the test op's CSV form; the decode kernels' K requirement, CTAs per SM and bulk ring from their family's
-    Config. The rows include the op's scaling-restricted ones ("gemm_a8w8.row_scales")."""
+    Config; a tile kernel's area_speed param (csrc/dispatch.cpp cheapest_waves_row) as the build passes it. The rows
+    include the op's scaling-restricted ones ("gemm_a8w8.row_scales")."""
     op = op.split(".")[0]
     from source_modules import ROOT as root, load_source
     fam = load_source("kernels/cuda/gemm_splitk_decode.py", "decode_family")
@@ -606,7 +607,7 @@ def sm90a_tables(op="gemm_mxfp4"):
         swap = params.get("swap_ab", 0)
         stream_k = int(max_split > 1 and not swap and r[1] != "gemm_splitk_decode")  # GemmConfig.stream_k
         kernels.append(f"{r[0]},sm_90a,{r[2]},{r[3]},{r[4]},{k_multiple},1,{max_split},{r[7]},{r[8]},{r[5]},,{r[6]},"
-                       f"{swap},{per_sm},{bulk},{stream_k}")
+                       f"{swap},{per_sm},{bulk},{stream_k},{params.get('area_speed', 0)}")
     rows = [",".join(r[:9]) for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.csv")
                                                if line.startswith((f"sm_90a,{op},", f"sm_90a,{op}.")))]
     return "\n".join(kernels) + "\n", "\n".join(rows) + "\n"
@@ -795,7 +796,7 @@ SW = "sk8.sw.sm90a"
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 128, 12800, 4096,
      "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sm90a", 1, "default"),
     # past one wave of 128-row tiles (N > 16896): the widest token tile that fits in one wave; none: t128x128 again
-    # while its waves are >= 85% full, else the fullest waves (thirtieth session; 40000: t128x160's 250 of 264)
+    # while its waves are >= 85% full, else the cheapest waves x width (40000: t128x160's 2 x 160 against 2 x 256)
     ("gemm_a16w16", "bf16", 100, 20000, 4096, "gemm_a16w16.bf16.bf16.t128x192x64.sm90a", 1, "default"),
     ("gemm_a16w16", "bf16", 100, 26000, 4096, "gemm_a16w16.bf16.bf16.t128x256x64.sm90a", 1, "default"),
     ("gemm_a16w16", "bf16", 100, 40000, 4096, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a", 1, "default"),
@@ -987,29 +988,31 @@ def test_sm90a_blockscale_m129_to_256_lists_the_64_row_swapped_tile_first(M, N, 
 
 
 @pytest.mark.parametrize("op, M, N, K, kernel", [
-    # no row fits in one wave and the widest tile's waves are < 85% full: the fullest waves of the 128-token tiles
-    ("gemm_a16w16", 1024, 5120, 4096, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a"),      # 256 / 264 against 160 / 264
-    # weighed widest first, a narrower tile needs 10 points more than the best so far: t128x160's 308 / 396 (78%) lose
-    # to t128x192's 97%, and at 448 x 13824 its 348 / 396 (88%) to t128x256's 216 / 264 (82%)
-    ("gemm_a16w16", 512, 12288, 4096, "gemm_a16w16.bf16.bf16.t128x192x64.sm90a"),
-    ("gemm_a16w16", 448, 13824, 5120, "gemm_a16w16.bf16.bf16.t128x256x64.sm90a"),
-    ("gemm_a8w8", 2048, 5120, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),   # 640 / 660 against 320 / 396
-    # 355 / 396 (89.6%), 235 / 264 (89.0%), 180 / 264: t128x128 is not 10 points fuller than t128x192
-    ("gemm_a8w8", 600, 9000, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a"),
-    ("gemm_a16w16", 512, 12288, 4096, "gemm_a16w16.bf16.bf16.t128x192x64.sm90a"),     # a tie (97%): the wider tile
-    # the widest tile's waves are >= 85% full: it stays (4096 x 20480: 32 x 80 = 2560 tiles, 97%)
+    # No row fits in one wave and the last row's waves are < 85% full: the cheapest waves x tile area / area_speed
+    # (csrc/dispatch.cpp cheapest_waves_row; costs below in columns of 128-row tiles, area_speed 1 unless named).
+    ("gemm_a16w16", 1024, 5120, 4096, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a"),      # 2 waves x 160 = 320; 192: 384
+    ("gemm_a16w16", 512, 12288, 4096, "gemm_a16w16.bf16.bf16.t128x192x64.sm90a"),      # 2 x 192; 160, 208: 3 waves
+    ("gemm_a16w16", 448, 13824, 5120, "gemm_a16w16.bf16.bf16.t128x224x64.sm90a"),      # 2 x 224 against 2 x 256
+    ("gemm_a16w16", 600, 5120, 5120, "gemm_a16w16.bf16.bf16.t128x208x64.sm90a"),       # 125 tiles: 1 x 208 (H200 0.877)
+    ("gemm_a8w8", 1500, 7168, 16384, "gemm_a8w8.fp8_e4m3fn.bf16.t128x224x128.sm90a"),  # 4 x 224 against 4 x 256 (0.907)
+    ("gemm_a8w8", 2048, 5120, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),   # 5 x 128 = 640; 208 / 224: 672
+    ("gemm_a8w8", 600, 9000, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a"),   # 2 x 192; 128: 3 x 128 (a tie: larger)
+    # the last row's waves are >= 85% full: it stays (4096 x 20480: 32 x 80 = 2560 tiles, 97%)
     ("gemm_a16w16", 4096, 20480, 4096, "gemm_a16w16.bf16.bf16.t128x256x64.sm90a"),
-    # one token tile (M = 65..128, thirtieth session): the 160 / 96-column tiles listed after the 256-column one
-    ("gemm_a16w16", 100, 40960, 4096, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a"),     # 256 / 264 against 320 / 396
-    ("gemm_a16w16", 128, 34816, 4096, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a"),     # 218 / 264 against 272 / 396
-    ("gemm_a8w8", 128, 34816, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x96x128.sm90a"),    # 363 / 396 against 272 / 396
-    ("gemm_a8w8", 128, 40960, 5120, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a"),   # 214 / 264, 81.1%: the fullest
+    # one token tile (M = 65..128; the 160 / 96-column tiles are listed after the 256-column one)
+    ("gemm_a16w16", 100, 40960, 4096, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a"),     # 2 x 160 against 2 x 256
+    ("gemm_a16w16", 128, 34816, 4096, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a"),     # 3 x 160 against 2 x 256
+    ("gemm_a8w8", 128, 34816, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x96x128.sm90a"),    # 3 x 96 / 0.85 against 2 x 256
+    ("gemm_a8w8", 128, 40960, 5120, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a"),   # 2 x 192 against 3 x 128
     ("gemm_a8w8", 100, 45056, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sm90a"),   # 352 / 396 = 89%: the last row
     ("gemm_a16w16", 128, 49152, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sm90a"),     # 384 / 396: the last row
-    # blockscale: the 64-token row is not weighed against the 128-token last row
-    ("gemm_a8w8_blockscale", 1024, 5120, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sm90a"),
+    # blockscale weighs its token-tile heights against each other (area_speed: t64x128 0.6, t128x128 0.89, t192x96
+    # 0.865, t192x112 0.905, t192x128.serial 1; forty-sixth session, H200 A/B, docs/PERF.md)
+    ("gemm_a8w8_blockscale", 1024, 5120, 4096, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sm90a"),   # 3 x 1 / 0.89 = 3.4 against 5 x 0.5 / 0.6 = 4.2
+    ("gemm_a8w8_blockscale", 400, 4608, 7168, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x128x128.sm90a"),     # 2 x 0.5 / 0.6 against 2 / 0.89 (H200 0.767)
+    ("gemm_a8w8_blockscale", 1100, 3072, 7168, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x128x128.sm90a"),   # 2 / 0.89 against 2 x 1.5 for t192x128 (0.865)
 ])
-def test_default_list_without_a_one_wave_row_takes_the_fullest_waves(op, M, N, K, kernel):
+def test_default_list_without_a_one_wave_row_takes_the_cheapest_waves(op, M, N, K, kernel):
     assert sm90a_lookup(op, M, N, K) == (kernel, 1, "default")
 
 
@@ -1364,8 +1367,9 @@ BS = "gemm_a8w8_blockscale.fp8_e4m3fn.bf16"
     ("gemm_a8w8", 12000, 3072, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
     ("gemm_a8w8", 20000, 5120, 5120, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
     ("gemm_a8w8", 4200, 512, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sm90a"),   # 33 x 4 tiles: one wave
-    # 40 x 5 ping-pong tiles fill 76% of two waves' SM slots: the fullest-waves rule keeps the cooperative tile
-    ("gemm_a16w16", 5120, 640, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.sm90a"),
+    # 40 x 5 tiles fill 76% of two waves' SM slots: the two 128 x 128 rows cost the same, so the last (ping-pong) row
+    # stays (H200 A/B, forty-sixth session: 0.970 of the cooperative tile's time)
+    ("gemm_a16w16", 5120, 640, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
 ])
 def test_sm90a_default_rows_of_the_forty_fourth_session(op, M, N, K, kernel):
     """docs/PERF.md, forty-fourth session: off-table blockscale shapes with M > 1024 end at t192x128.serial, bf16 / fp8
@@ -1374,12 +1378,15 @@ def test_sm90a_default_rows_of_the_forty_fourth_session(op, M, N, K, kernel):
 
 
 @pytest.mark.parametrize("M, N, K, kernel", [
-    # t192x128's waves less than 85% full: the fullest waves among the 192-row serial tiles (10 points per narrower step)
-    (1100, 6400, 4096, f"{BS}.t192x112x128.serial.sm90a"),   # 300 tiles fill 0.76 of 3 waves, 112 columns 348 (0.88)
-    (1300, 5120, 5120, f"{BS}.t192x96x128.serial.sm90a"),    # 0.71 -> 112: 0.81 -> 96: 0.95
-    (1500, 3584, 8192, f"{BS}.t192x112x128.serial.sm90a"),   # 224 tiles 0.85 of 2 waves (848 per mille), 112: 256 (0.97)
-    (1200, 8192, 4096, f"{BS}.t192x112x128.serial.sm90a"),   # 0.85 -> 0.98; 96 columns' 0.91 is not 10 points more
-    (5000, 2048, 7168, f"{BS}.t192x112x128.serial.sm90a"),   # the largest bucket: 432 tiles 0.82 of 4 waves
+    # t192x128's waves less than 85% full: the cheapest waves x tile area / area_speed (t192x112 0.905, t192x96 0.865,
+    # t128x128 0.89, t192x128 1; csrc/dispatch.cpp cheapest_waves_row)
+    # costs in t192x128 tiles: waves x area / area_speed
+    (1100, 6400, 4096, f"{BS}.t192x112x128.serial.sm90a"),   # 3 x 0.875 / 0.905 = 2.90; t192x128 3, t128x128 3.0
+    (1300, 5120, 5120, f"{BS}.t192x96x128.serial.sm90a"),    # 3 x 0.75 / 0.865 = 2.60; t192x112 2.90
+    (1500, 3584, 8192, f"{BS}.t192x112x128.serial.sm90a"),   # 2 x 0.875 / 0.905 = 1.93 (t192x128 at 0.848 of 2 waves: 2)
+    # t128x128's 5 waves / 0.89 = 5.6 against t192x112's 4 x 1.31 / 0.905 = 5.8 (H200: 0.930 / 0.964 of t192x128's time)
+    (1200, 8192, 4096, f"{BS}.t128x128x128.sm90a"),
+    (5000, 2048, 7168, f"{BS}.t128x128x128.sm90a"),          # the largest bucket (H200: 0.969 of t192x112's time)
     (1500, 5632, 4096, f"{BS}.t192x128x128.serial.sm90a"),   # 352 tiles fill 0.89 of 3 waves: unchanged
     (1100, 2048, 7168, f"{BS}.t192x96x128.serial.sm90a"),    # 6 x 22 = 132 tiles: one wave, before the wider tiles
 ])

@@ -124,10 +124,11 @@ def test_default_order_scores_each_order_through_the_production_lookup(tmp_path,
     assert lines[2].split()[0] == "1.000" and "t128x64x64.sk8.sw:0,t64x128x64:1" in lines[2]  # the search's best
 
 
-def test_fallback_probe_scores_the_fullest_waves_against_the_widest_tile(tmp_path, capsys):
+def test_fallback_probe_scores_the_fullest_and_cheapest_waves_against_the_widest_tile(tmp_path, capsys):
     """tools/probes/fallback_rule.py: at 1024 x 5120 the widest bf16 tile runs 160 tiles (61% of two waves), t128x192 216
-    (82%), t128x160 256 (97%, 15 points more than the wider t128x192: past the 10-point margin): the rule takes
-    t128x160; at 4096 x 20480 the widest tile's waves are 97% full and it stays."""
+    (82%), t128x160 256 (97%, 15 points more than the wider t128x192: past the 10-point margin): the greedy rule takes
+    t128x160, and so does the cost (2 waves x 160 columns against 3 x 128, 2 x 192, 2 x 256); at 4096 x 20480 the
+    widest tile's waves are 97% full and it stays."""
     sys.path.insert(0, str(ROOT / "tools" / "probes"))
     import fallback_rule
     t128, t192, t160, t256 = fallback_rule.TILE_ROWS["gemm_a16w16"]
@@ -140,9 +141,10 @@ def test_fallback_probe_scores_the_fullest_waves_against_the_widest_tile(tmp_pat
     out = capsys.readouterr().out.splitlines()
     assert any(line.split()[:3] == ["gemm_a16w16", "1024", "5120"] and "t128x160x64" in line for line in out)
     assert not any(line.split()[:2] == ["gemm_a16w16", "4096"] for line in out)
-    widest, fullest = (next(line for line in out if line.startswith(name)) for name in ("last row", "fullest waves"))
+    widest, fullest, cheapest = (next(line for line in out if line.startswith(name))
+                                 for name in ("last row", "fullest waves", "cheapest waves"))
     assert "2 shapes: 1.247x" in widest    # sqrt(70 / 45 * 800 / 800)
-    assert "2 shapes: 1.000x" in fullest
+    assert "2 shapes: 1.000x" in fullest and "2 shapes: 1.000x" in cheapest
     # with a margin of 20 points t128x160 (15 points fuller) does not displace t128x192
     fallback_rule.main(["--margin", "0.2", str(log)])
     assert any("t128x192x64" in line for line in capsys.readouterr().out.splitlines() if " 1024 " in line)

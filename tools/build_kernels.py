@@ -44,6 +44,10 @@ DTYPE_CODES = {
 KERNEL_COLUMNS = ("name", "family", "op", "in_dtype", "out_dtype", "w_layout",
                   "tile_m", "tile_n", "tile_k", "params")
 DISPATCH_COLUMNS = ("arch", "op", "in_dtype", "out_dtype", "m_max", "N", "K", "kernel", "split_k")
+# Kernel params the dispatch reads and the family never sees: they go into the registry's metadata (under "dispatch")
+# and not into the build hash, so measuring them again rebuilds nothing. area_speed: the tile's throughput per unit of
+# tile area, per mille of its op's reference tile (csrc/dispatch.cpp cheapest_waves_row; 1000 when absent).
+DISPATCH_PARAMS = {"area_speed": (1, 4000)}
 
 
 # ----------------------------------------------------------------------------- configs
@@ -64,6 +68,20 @@ def parse_params(text: str) -> dict:
     return params
 
 
+def split_dispatch_params(arch: str, name: str, params: dict) -> dict:
+    """Removes the dispatch-only params (DISPATCH_PARAMS) from a kernel's params and returns them, range-checked."""
+    out = {}
+    for key, (lo, hi) in DISPATCH_PARAMS.items():
+        if key not in params:
+            continue
+        value = params.pop(key)
+        if not isinstance(value, int) or not lo <= value <= hi:
+            raise SystemExit(f"{arch}.kernels.csv: kernel {name}: {key} must be an integer in {lo}..{hi}, "
+                             f"not {value!r}")
+        out[key] = value
+    return out
+
+
 def ident_of(name: str) -> str:
     return "k_" + re.sub(r"[^0-9A-Za-z_]", "_", name)
 
@@ -78,6 +96,9 @@ def read_kernel_specs(arch: str) -> list[dict]:
         for k in ("tile_m", "tile_n", "tile_k"):
             spec[k] = int(spec[k])
         spec["params"] = parse_params(spec["params"])
+        dispatch = split_dispatch_params(arch, spec["name"], spec["params"])
+        if dispatch:  # only when present: the hash of every other spec stays as it was
+            spec["dispatch"] = dispatch
         spec["arch"] = arch
         spec["ident"] = ident_of(spec["name"])
         for k in ("in_dtype", "out_dtype"):
@@ -166,7 +187,7 @@ def spec_hash(spec: dict) -> str:
     h.update(src.read_bytes())
     for helper in local_helpers(src):  # the local modules it imports count too
         h.update(helper.read_bytes())
-    h.update(json.dumps(spec, sort_keys=True).encode())
+    h.update(json.dumps({k: v for k, v in spec.items() if k != "dispatch"}, sort_keys=True).encode())
     h.update(dsl_version(spec["arch"]).encode())
     h.update((ROOT / "csrc" / "launch.h").read_bytes())
     return h.hexdigest()[:16]
@@ -255,7 +276,7 @@ def write_registry(arch: str, arch_dir: pathlib.Path, built: list[tuple[dict, di
     out.append("const flygemm::KernelRecord kKernels[] = {")
     for spec, result in built:
         meta = dict(result.get("meta", {}))
-        meta.update(params=spec["params"], build_seconds=result.get("build_seconds"))
+        meta.update(params=spec["params"], dispatch=spec.get("dispatch", {}), build_seconds=result.get("build_seconds"))
         ns = spec["ident"] + "_ns"
         out.append(
             "  {" + ", ".join([

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Score the sm_90a default tile lists' fallback offline: when no row of the M = 65..128 or M = 129..4096 list fits in
 one wave, the list's last row (the old answer: the widest tile, or t128x128 again at M <= 128) against the row of the
-same token-tile height with the fullest waves, a narrower tile needing --margin more (csrc/dispatch.cpp
-fullest_waves_row), over every shape of tools/tune.py logs whose bf16 / fp8 list rows were all measured at split 1.
+same token-tile height with the fullest waves, a narrower tile needing --margin more (the rule of the twenty-ninth to
+forty-fifth sessions), and against the cheapest waves x tile area / area_speed (csrc/dispatch.cpp cheapest_waves_row
+since the forty-sixth), over every shape of tools/tune.py logs whose bf16 / fp8 list rows were all measured at split 1.
 
     python3 tools/probes/fallback_rule.py --threshold 0.85 docs/measurements/2026-12-01-h200-*-2[2-9]*.txt
 
@@ -16,6 +17,8 @@ import argparse
 import collections
 import math
 import re
+
+from wave_cost import area_speeds  # noqa: E402  (tools/probes/wave_cost.py)
 
 SMS = 132
 LINE = re.compile(r"\s*(\d+)\s+(\d+)\s+(\d+)\s+\*?(gemm_\S+)\s+(\d+)\s+([\d.]+)")
@@ -83,6 +86,25 @@ def fullest_waves(rows, M, N, threshold, margin=0.10):
     return best
 
 
+def cheapest_waves(rows, M, N, threshold, speeds):
+    """The C++ rule: the last row unless its waves are `threshold` full or less; then the least waves x tile area /
+    area_speed (ties: the larger tile, then the last row)."""
+    last = rows[-1]
+    if wave_efficiency(last, M, N) >= threshold:
+        return last
+
+    def cost(k):
+        tm, tn = map(int, re.search(r"\.t(\d+)x(\d+)x", k).groups())
+        return math.ceil(tiles(k, M, N) / SMS) * tm * tn / speeds.get(k, 1.0), -tm * tn
+
+    best = last
+    for k in rows:
+        if cost(k)[0] < cost(best)[0] * (1 - 1e-9) or (abs(cost(k)[0] - cost(best)[0]) <= 1e-9 * cost(best)[0]
+                                                       and cost(k)[1] < cost(best)[1]):
+            best = k
+    return best
+
+
 def geomean(xs):
     return math.exp(sum(map(math.log, xs)) / len(xs))
 
@@ -95,6 +117,7 @@ def main(argv=None):
                     "the best so far (csrc/dispatch.cpp: 0.10)")
     ap.add_argument("logs", nargs="+")
     args = ap.parse_args(argv)
+    speeds = area_speeds()
     ratios = collections.defaultdict(list)
     for (op, M, N, K), d in sorted(read_logs(args.logs).items()):
         rows = (ONE_TOKEN_TILE_ROWS if M <= 128 else TILE_ROWS)[op]
@@ -106,13 +129,16 @@ def main(argv=None):
             continue
         best = min(d.values())
         old, new = rows[-1], fullest_waves(rows, M, N, args.threshold, args.margin)
-        if (new, 1) not in d:
+        cheap = cheapest_waves(rows, M, N, args.threshold, speeds)
+        if (new, 1) not in d or (cheap, 1) not in d:
             continue
         ratios["last row"].append(d[(old, 1)] / best)
         ratios["fullest waves"].append(d[(new, 1)] / best)
-        if new != old:
+        ratios["cheapest waves"].append(d[(cheap, 1)] / best)
+        if new != old or cheap != old:
             print(f"{op:12} {M:5} {N:6} {K:6}  best {best:7.1f}  last {d[(old, 1)]:7.1f}  "
-                  f"fullest {d[(new, 1)]:7.1f} ({new.split('.')[-1]})  last row's waves {wave_efficiency(old, M, N):.0%} full")
+                  f"fullest {d[(new, 1)]:7.1f} ({new.split('.')[-1]})  cheapest {d[(cheap, 1)]:7.1f} "
+                  f"({cheap.split('.')[-1]})  last row's waves {wave_efficiency(old, M, N):.0%} full")
     for name, xs in ratios.items():
         print(f"{name:14} {len(xs)} shapes: {geomean(xs):.3f}x the best candidate (geomean), worst {max(xs):.3f}x")
 
