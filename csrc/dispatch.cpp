@@ -237,12 +237,20 @@ double wave_cost(const KernelRecord& k, const Query& q) {
   return static_cast<double>(waves * k.tile_m * k.tile_n) / area_speed(k);
 }
 
-// When no row of a tile-kernel list fits in one wave, the last row answers unless its waves leave more than 15% of
-// their SM slots idle: then the bucket's plain tile rows, any token-tile height, are weighed by wave_cost and the
-// cheapest answers (ties: the larger tile, then the last row).
+// When no row of a tile-kernel list fits in one wave, the bucket's plain tile rows are weighed by wave_cost against
+// its last row and the cheapest answers (ties: the larger tile, then the last row). Rows of the last row's token-tile
+// height are weighed only while the last row's waves leave more than 15% of their SM slots idle (the gate).
 //  * The widest tile had been the answer at any wave count, and at 1.1-1.5 waves it ran up to 1.7x the best
 //    candidate (twenty-second to twenty-ninth sessions, H200). At 15% or less idle (many waves, M = 4096 on
-//    24576..57344-row layers) the widest tile stayed ahead of cheaper-looking narrower ones, hence the gate.
+//    24576..57344-row layers) the widest tile stayed ahead of narrower ones of its height whose waves x area came
+//    out a percent or two lower by rounding: the gate. Past the gate a row of another height (its speed per area
+//    differs, which its area_speed carries) answers if it is at least 3% cheaper than the last row: blockscale
+//    t128x128 against t192x128.serial at 1000 x 18432 x 7168, whose 864 tiles fill 0.93 of 7 waves while t128x128's
+//    cost is 3.7% lower (H200: t192x128 took 1.034x t128x128's time, forty-sixth session); at 2000 x 8192 t128x128 is
+//    0.1% cheaper and t192x128 stays.
+//  * The blockscale M = 257..1024 shapes take the M = 1025..4096 list since the forty-sixth session (the 192-row
+//    serial tiles were not in their list): on 34 layers at M = 260..1000 where the pick changed, new / old time
+//    0.661-0.997 (tools/tune_specs/ab-46-bs-merged.pairs; the cost had predicted 0.579-1.001).
 //  * From the twenty-ninth to the forty-fifth session the rule was greedy: rows of the last row's token-tile height,
 //    widest first, a narrower one replacing the best so far with 10 points more of its waves' SM slots filled. On
 //    the 59 logged shapes with every list row measured (tools/probes/fallback_rule.py) the cost picks what the greedy
@@ -256,15 +264,19 @@ double wave_cost(const KernelRecord& k, const Query& q) {
 const DispatchRow* cheapest_waves_row(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
                                       const DispatchRow* last, const Query& q) {
   const KernelRecord* lk = record_by_name(t, last->kernel);
-  if (!lk || !plain_tile_row(*last, *lk) || wave_efficiency(*lk, q) >= 0.85) return last;
+  if (!lk || !plain_tile_row(*last, *lk)) return last;
+  const bool last_waves_full = wave_efficiency(*lk, q) >= 0.85;
   const DispatchRow* best = last;
-  double best_cost = wave_cost(*lk, q);
+  const double last_cost = wave_cost(*lk, q);
+  double best_cost = last_cost;
   int64_t best_area = lk->tile_m * lk->tile_n;
   for (const DispatchRow* r : rows) {
     if (r->m_max != last->m_max || r == last) continue;
     const KernelRecord* k = record_by_name(t, r->kernel);
     if (!k || !satisfies(*k, q) || !plain_tile_row(*r, *k)) continue;
+    if (last_waves_full && k->tile_m == lk->tile_m) continue;  // the gate: see above
     const double cost = wave_cost(*k, q);
+    if (last_waves_full && cost > 0.97 * last_cost) continue;     // past the gate: 3% cheaper than the last row
     const int64_t area = k->tile_m * k->tile_n;
     const bool tie = std::abs(cost - best_cost) <= 1e-9 * best_cost;
     if ((!tie && cost < best_cost) || (tie && area > best_area)) {
