@@ -337,6 +337,22 @@ const DispatchRow* first_fitting_default(const KernelTable& t, const std::vector
   return picked;
 }
 
+// An exact row was measured at its m_max and answers its whole bucket (m_max / 2, m_max]. Below m_max a plain tile
+// row's waves can come out much worse than they were where it was measured (7168 x 18432 at M = 260 on the M = 512
+// row's t128x112: 192 tiles, 2 waves, 1.66x torch's time; forty-sixth session), so it yields to the default rows'
+// pick when that pick's wave_cost at this M is kExactYieldMargin or more below the row's. At m_max the measurement
+// stands.
+constexpr double kExactYieldMargin = 0.10;
+
+const DispatchRow* cheaper_default_below_m_max(const KernelTable& t, const std::vector<const DispatchRow*>& defaults,
+                                               const DispatchRow& row, const KernelRecord& k, const Query& q) {
+  if (q.M >= row.m_max || !plain_tile_row(row, k)) return nullptr;
+  const DispatchRow* d = first_fitting_default(t, defaults, pick_bucket(defaults, q.M, true), q);
+  const KernelRecord* dk = d ? record_by_name(t, d->kernel) : nullptr;
+  if (!dk || !satisfies(*dk, q) || !plain_tile_row(*d, *dk) || dk->w_layout != k.w_layout) return nullptr;
+  return wave_cost(*dk, q) <= (1.0 - kExactYieldMargin) * wave_cost(k, q) ? d : nullptr;
+}
+
 // The rows whose kernel (present in the table) reads weights in `layout`.
 std::vector<const DispatchRow*> rows_reading(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
                                              WeightLayout layout) {
@@ -495,6 +511,12 @@ Choice choose_kernel(const KernelTable& t, const Query& q) {
       }
     }
     if (k && satisfies(*k, q)) {
+      if (rows != &defaults) {
+        if (const DispatchRow* d = cheaper_default_below_m_max(t, defaults, *row, *k, q)) {
+          const KernelRecord* dk = record_by_name(t, d->kernel);
+          return {dk, row_split_k(*d, *dk, q), "default"};
+        }
+      }
       return {k, row_split_k(*row, *k, q), source};
     }
   }
