@@ -536,3 +536,22 @@ def test_wave_cost_model_counts_waves_times_tile_area(tmp_path):
                    "  B = table\n")
     assert list(wc.pairs(log)) == [("gemm_a16w16", 600, 5120, "gemm_a16w16.bf16.bf16.t128x256x64.sm90a",
                                     "gemm_a16w16.bf16.bf16.t128x208x64.sm90a", 0.877)]
+
+
+def test_ab_outcome_reads_table_pairs_and_scores_the_current_pick(tmp_path):
+    """tools/probes/ab_outcome.py: a pair whose B was the table counts B / A where the table still answers B's kernel, 1
+    where it answers A's again, and nothing (unknown) where it answers a third kernel; forced-B pairs are skipped."""
+    from source_modules import load_source
+    ao = load_source("tools/probes/ab_outcome.py", "ab_outcome")
+    log = tmp_path / "ab.txt"
+    log.write_text(
+        "gemm_a8w8/per_token      1500   7168  16384     263.9     238.8  0.901 0.905 0.904  median 0.904  -> B"
+        "  (table: gemm_a8w8.fp8_e4m3fn.bf16.t128x224x128.sm90a:1)  A = gemm_a8w8.fp8_e4m3fn.bf16.t128x256x128.sm90a:1"
+        "  B = table\n"
+        "gemm_a16w16               600   5120   5120      55.2      48.5  0.871 0.898 0.877  median 0.877  -> B"
+        "  (table: gemm_a16w16.bf16.bf16.t128x256x64.sm90a:1)  A = table  B = gemm_a16w16.bf16.bf16.t128x208x64.sm90a:1\n")
+    assert list(ao.pairs(log)) == [("gemm_a8w8", "per_token", 1500, 7168, 16384, "gemm_a8w8.fp8_e4m3fn.bf16.t128x256x128.sm90a",
+                                    "gemm_a8w8.fp8_e4m3fn.bf16.t128x224x128.sm90a", 0.904)]
+    assert ao.outcome("b", "a", "b", 0.904) == 0.904
+    assert ao.outcome("a", "a", "b", 0.904) == 1.0
+    assert ao.outcome("c", "a", "b", 0.904) is None
