@@ -18,7 +18,7 @@ import collections
 import math
 import re
 
-from wave_cost import area_speeds  # noqa: E402  (tools/probes/wave_cost.py)
+from wave_cost import area_speeds, plain_tile, wave_cost  # noqa: E402  (tools/probes/wave_cost.py)
 
 SMS = 132
 LINE = re.compile(r"\s*(\d+)\s+(\d+)\s+(\d+)\s+\*?(gemm_\S+)\s+(\d+)\s+([\d.]+)")
@@ -94,8 +94,8 @@ def cheapest_waves(rows, M, N, threshold, speeds):
         return last
 
     def cost(k):
-        tm, tn = map(int, re.search(r"\.t(\d+)x(\d+)x", k).groups())
-        return math.ceil(tiles(k, M, N) / SMS) * tm * tn / speeds.get(k, 1.0), -tm * tn
+        tm, tn = plain_tile(k)
+        return wave_cost(M, N, (tm, tn), SMS, speeds.get(k, 1.0)), -tm * tn
 
     best = last
     for k in rows:
