@@ -1416,3 +1416,20 @@ def test_exact_rows_below_their_m_max_yield_to_a_cheaper_default(op, M, N, K, ke
 def test_sm90a_blockscale_defaults_weigh_the_192_row_serial_tiles(M, N, K, kernel):
     """docs/PERF.md, forty-fifth session: measured at M = 1100..1500, time follows waves x tile area / tile speed."""
     assert sm90a_lookup("gemm_a8w8_blockscale", M, N, K) == (kernel, 1, "default")
+
+
+def test_every_exact_row_answers_at_its_own_m_max():
+    """An exact row was measured at its m_max: whatever the default rows cost there, the lookup at that M answers the
+    row (csrc/dispatch.cpp cheaper_default_below_m_max yields only below m_max), for every sm_90a row of the tile ops."""
+    wrong = []
+    for op in ("gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale"):
+        kernels, rows = sm90a_tables(op)
+        for row in rows.splitlines():
+            f = row.split(",")
+            if f[1] != op or f[5] == "0" or int(f[4]) > 1 << 20:
+                continue
+            M, N, K = int(f[4]), int(f[5]), int(f[6])
+            got = sm90a_lookup(op, M, N, K)
+            if got[2] != "table":
+                wrong.append((op, M, N, K, got))
+    assert not wrong, wrong[:5]
