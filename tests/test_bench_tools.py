@@ -380,6 +380,10 @@ def test_ab_table_side_calls_the_op_unpinned_and_kernel_side_pins_it(monkeypatch
     assert ab.pinned(op, (2,), "k.sm90a:3")() == 2
     assert seen == [None, "k.sm90a:3"]
     assert "FLYGEMM_FORCE_KERNEL" not in os.environ
+    # `torch`: the problem's torch peer, the op not called; a shape without a peer says so
+    assert ab.pinned(op, (3,), ab.TORCH, peer=lambda: "peer")() == "peer" and len(seen) == 2
+    with pytest.raises(ValueError, match="no torch peer"):
+        ab.pinned(op, (3,), ab.TORCH)
 
 
 def test_ab_pairs_file_times_each_line_and_single_mode_needs_all_four_args(tmp_path, monkeypatch, capsys):
@@ -472,10 +476,10 @@ def test_ab_fresh_rounds_get_new_tensors_behind_spacers_of_other_sizes(monkeypat
     monkeypatch.setattr(ab.bench, "make_problem", lambda *a: (made.append(object()) or (made[-1],), None, 0))
     real_empty = torch.empty
     monkeypatch.setattr(ab.torch, "empty", lambda n, **kw: spacers.append(n) or real_empty(0))
-    assert [p[0] for p in ab.round_problems("op", "-", 1, 2, 3, "cpu", None, 3, fresh=True)] == made
+    assert [p[0][0] for p in ab.round_problems("op", "-", 1, 2, 3, "cpu", None, 3, fresh=True)] == made
     assert len(set(map(id, made))) == 3 and spacers == [0, ab.SPACER_STEP, 2 * ab.SPACER_STEP]
     made.clear()
-    assert len({id(p[0]) for p in ab.round_problems("op", "-", 1, 2, 3, "cpu", None, 3, fresh=False)}) == 1
+    assert len({id(p[0][0]) for p in ab.round_problems("op", "-", 1, 2, 3, "cpu", None, 3, fresh=False)}) == 1
     assert len(made) == 1
 
 
@@ -507,7 +511,7 @@ def test_every_kernel_a_pairs_file_names_is_built_for_its_arch():
                 continue
             assert len(fields) == 5, f"{pairs.name}: {line}"
             for side in fields[3:]:
-                if side == "table":
+                if side in ("table", "torch"):  # tools/ab.py's table pick and torch peer
                     continue
                 kernel, split = side.rsplit(":", 1)
                 assert split in ("auto", "sk") or split.lstrip("-").isdigit(), f"{pairs.name}: {side}"

@@ -10,7 +10,8 @@ should name.
 
 Each kernel is pinned through FLYGEMM_FORCE_KERNEL, which the C++ op reads at every call; `table`
 instead of kernel:split_k runs what the dispatch table picks (printed per shape), so a candidate can
-be compared with the current rows over many shapes at once.
+be compared with the current rows over many shapes at once; `torch` times the op's torch peer (torch.mm /
+torch._scaled_mm, as tools/bench.py does), so a pair `table torch` gives the gap to cuBLAS in the same run.
 
 --pairs FILE times one pair per line instead, `op variant MxNxK A B` (# comments, also after a pair), e.g. the old and the new
 dispatch row of every shape a table change touched, all ops in one process."""
@@ -24,11 +25,16 @@ import flygemm
 from flygemm import bench
 
 TABLE = "table"
+TORCH = "torch"  # the torch peer of bench.make_problem (torch.mm / torch._scaled_mm), for the gap to cuBLAS in the same run
 
 
-def pinned(fn, args, kernel):
+def pinned(fn, args, kernel, peer=None):
     if kernel == TABLE:  # the dispatch table's own choice, nothing forced
         return lambda: fn(*args)
+    if kernel == TORCH:
+        if peer is None:
+            raise ValueError("this op / shape has no torch peer to time")
+        return peer
 
     def call():
         os.environ["FLYGEMM_FORCE_KERNEL"] = kernel
@@ -49,24 +55,25 @@ SPACER_STEP = 6 * 2 ** 20 + 4096
 
 
 def round_problems(op, variant, M, N, K, device, gen, rounds, fresh):
-    """One problem per round (fresh: new tensors behind a spacer of a size that differs per round), else one for all."""
+    """(operands, torch peer) per round (fresh: new tensors behind a spacer of a size that differs per round), else one
+    for all."""
     if not fresh:
-        problem, _, _ = bench.make_problem(op, variant, M, N, K, device, gen)
-        yield from (problem for _ in range(rounds))
+        problem, peer, _ = bench.make_problem(op, variant, M, N, K, device, gen)
+        yield from ((problem, peer) for _ in range(rounds))
         return
     for r in range(rounds):
         spacer = torch.empty(r * SPACER_STEP, dtype=torch.uint8, device=device)
-        problem, _, _ = bench.make_problem(op, variant, M, N, K, device, gen)
-        yield problem
-        del problem, spacer
+        problem, peer, _ = bench.make_problem(op, variant, M, N, K, device, gen)
+        yield problem, peer
+        del problem, peer, spacer
 
 
 def time_ab(op, variant, M, N, K, a, b, rounds, device, gen, fresh=True) -> str:
     """`A us B us  B/A per round  -> winner` for one shape, `rounds` interleaved measurements."""
     fn = getattr(flygemm, op)
     times = []
-    for problem in round_problems(op, variant, M, N, K, device, gen, rounds, fresh):
-        times.append(bench.time_pair_us(pinned(fn, problem, a), pinned(fn, problem, b), device))
+    for problem, peer in round_problems(op, variant, M, N, K, device, gen, rounds, fresh):
+        times.append(bench.time_pair_us(pinned(fn, problem, a, peer), pinned(fn, problem, b, peer), device))
     a_us = sorted(t[0] for t in times)[len(times) // 2]
     b_us = sorted(t[1] for t in times)[len(times) // 2]
     # The verdict goes by the median of the per-round ratios: with new tensors each round the absolute times move with
@@ -85,7 +92,7 @@ def main(argv=None) -> int:
     ap.add_argument("--op", default="")
     ap.add_argument("--variant", default="-")
     ap.add_argument("--shapes", default="", help="comma-separated MxNxK")
-    ap.add_argument("--a", default="", help="kernel:split_k, or `table` (the dispatch table's choice)")
+    ap.add_argument("--a", default="", help="kernel:split_k, `table` (the dispatch table's choice) or `torch` (its peer)")
     ap.add_argument("--b", default="", help="kernel:split_k, or `table`")
     ap.add_argument("--pairs", default="", help="file of `op variant MxNxK A B` lines (instead of --op/--shapes/--a/--b)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved measurements per shape")
@@ -108,8 +115,11 @@ def main(argv=None) -> int:
     for op, variant, shape, a, b in jobs:
         (M, N, K), = bench.parse_shapes(shape, [])
         name = op if variant == "-" else f"{op}/{variant}"
-        print(f"{name:22} {M:6d} {N:6d} {K:6d} " + time_ab(op, variant, M, N, K, a, b, args.rounds, device, gen, args.fresh)
-              + (f"  A = {a}  B = {b}" if args.pairs else ""), flush=True)
+        try:
+            timed = time_ab(op, variant, M, N, K, a, b, args.rounds, device, gen, args.fresh)
+        except (RuntimeError, ValueError) as e:  # one pair that cannot run (torch's peer refuses N % 16) ends no run
+            timed = f"error: {str(e).splitlines()[0]}"
+        print(f"{name:22} {M:6d} {N:6d} {K:6d} " + timed + (f"  A = {a}  B = {b}" if args.pairs else ""), flush=True)
     return 0
 
 
