@@ -41,20 +41,21 @@ struct ParsedTable {
 };
 
 // kernels_csv lines: name,arch,op,in_dtype,out_dtype,k_multiple,n_multiple,max_split_k
-//                    [,tile_n,tile_k[,w_layout[,role[,tile_m,swap_ab[,min_blocks_per_sm,w_bulk[,stream_k[,area_speed]]]]]]]
+//                    [,tile_n,tile_k[,w_layout[,role[,tile_m,swap_ab[,min_blocks_per_sm,w_bulk[,stream_k[,area_speed
+//                    [,by_cost]]]]]]]]
 //                    (w_layout plain (default) or preshuffled; role: the record's meta "role", e.g. mx_to_bf16,
 //                    may be empty; swap_ab 1: a swapped-operand tile kernel, tile_m weight rows by tile_n tokens;
 //                    min_blocks_per_sm, w_bulk: a decode kernel's CTAs per SM and bulk-ring depth, 0 or empty
 //                    for other kernels; stream_k 1: a tile kernel with the stream-K mode; area_speed: the kernels
-//                    csv param of that name, per mille, 0 or empty when absent)
+//                    csv param of that name, per mille, 0 or empty when absent; by_cost 1: the kernels csv param of that name)
 // rows_csv lines:    arch,op,in_dtype,out_dtype,m_max,N,K,kernel,split_k
 void parse_into(ParsedTable& t, const std::string& kernels_csv, const std::string& rows_csv) {
   for (const std::string& line : split(kernels_csv, '\n')) {
     if (line.empty()) continue;
     auto f = split(line, ',');
     TORCH_CHECK(f.size() == 8 || f.size() == 10 || f.size() == 11 || f.size() == 12 || f.size() == 14 ||
-                    f.size() == 16 || f.size() == 17 || f.size() == 18,
-                "dispatch_lookup: kernel line needs 8, 10, 11, 12, 14, 16, 17 or 18 fields: ", line);
+                    f.size() == 16 || f.size() == 17 || f.size() == 18 || f.size() == 19,
+                "dispatch_lookup: kernel line needs 8, 10, 11, 12, 14, 16, 17, 18 or 19 fields: ", line);
     KernelRecord k{};
     k.name = t.keep(f[0]);
     k.arch = t.keep(f[1]);
@@ -76,7 +77,11 @@ void parse_into(ParsedTable& t, const std::string& kernels_csv, const std::strin
       if (f[13] == "1") meta += std::string(meta.empty() ? "" : ", ") + "\"swap_ab\": true";
     }
     for (size_t i = 14; i < f.size(); ++i) {
-      const char* key = i == 14 ? "min_blocks_per_sm" : i == 15 ? "w_bulk" : i == 16 ? "stream_k" : "area_speed";
+      const char* key = i == 14   ? "min_blocks_per_sm"
+                        : i == 15 ? "w_bulk"
+                        : i == 16 ? "stream_k"
+                        : i == 17 ? "area_speed"
+                                  : "by_cost";
       if (!f[i].empty() && f[i] != "0") meta += std::string(meta.empty() ? "" : ", ") + "\"" + key + "\": " + f[i];
     }
     k.meta_json = meta.empty() ? "" : t.keep("{" + meta + "}");
@@ -119,4 +124,5 @@ TORCH_LIBRARY(flygemm_testing, m) {
   m.def("dispatch_lookup(str kernels_csv, str rows_csv, str arch, str op, str in_dtype, str out_dtype, int M, int N, int K, "
         "str w_layout=\"\", int sm_count=0) -> str",
         &flygemm::dispatch_lookup);
+  m.def("choice_cache_size() -> int", []() -> int64_t { return static_cast<int64_t>(flygemm::choice_cache_size()); });
 }

@@ -46,8 +46,9 @@ KERNEL_COLUMNS = ("name", "family", "op", "in_dtype", "out_dtype", "w_layout",
 DISPATCH_COLUMNS = ("arch", "op", "in_dtype", "out_dtype", "m_max", "N", "K", "kernel", "split_k")
 # Kernel params the dispatch reads and the family never sees: they go into the registry's metadata (under "dispatch")
 # and not into the build hash, so measuring them again rebuilds nothing. area_speed: the tile's throughput per unit of
-# tile area, per mille of its op's reference tile (csrc/dispatch.cpp cheapest_waves_row; 1000 when absent).
-DISPATCH_PARAMS = {"area_speed": (1, 4000)}
+# tile area, per mille of its op's reference tile (csrc/dispatch.cpp cheapest_waves_row; 1000 when absent). by_cost=1:
+# in a default list the kernel's row is weighed by that cost only, never picked by first fit (cheaper_by_cost_row).
+DISPATCH_PARAMS = {"area_speed": (1, 4000), "by_cost": (1, 1)}
 
 
 # ----------------------------------------------------------------------------- configs

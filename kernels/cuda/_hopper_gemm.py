@@ -359,6 +359,13 @@ class GemmConfig:
             raise ValueError(f"{fam}: tile {self.tile_m}x{self.tile_n} with {self.mma_wg} "
                              f"consumer warpgroup(s) needs {acc_regs} accumulator registers per "
                              f"thread (max {limit} for this family)")
+        # 512-thread CTAs (3 consumer warpgroups) are compiled for the launch bound of 128 registers per thread (setmaxnreg
+        # raises the consumers only at run time), and one wgmma needs its whole accumulator live: ptxas rejects
+        # t192x208 (104) and t192x224 (112) bf16 for "insufficient registers (128)"; t192x192 (96) builds.
+        if self.consumer_wgs == 3 and acc_regs > 96:
+            raise ValueError(f"{fam}: tile {self.tile_m}x{self.tile_n} with 3 consumer warpgroups needs {acc_regs} "
+                             f"accumulator registers per thread; 96 is the most ptxas fits under the 128-register bound "
+                             f"of a 512-thread CTA")
         self.acc_regs = acc_regs
         # fp32 accumulator copies a consumer thread holds: the sum, plus the scratch target of a
         # promoting mainloop (blockscale: one, or two with overlap; promote: one).  About 32
