@@ -47,9 +47,10 @@ def swaps_operands(spec: dict) -> bool:
 
 
 def kernel_lines(arch: str, specs: list[dict]) -> dict:
-    """The dispatch_lookup kernel CSV line of every built kernel, by op (K / N multiples, max split_k and a
-    decode kernel's CTAs per SM and bulk-ring depth from the build's result.json, tiles and operand swap from the
-    spec, as in the generated registry)."""
+    """The dispatch_lookup kernel CSV line of every built kernel, by op (K / N multiples, max split_k, a
+    decode kernel's CTAs per SM and bulk-ring depth and a tile kernel's stream-K mode from the build's result.json,
+    tiles, operand swap and the dispatch-only params area_speed / by_cost from the spec, as in the generated
+    registry)."""
     lines = {}
     for s in specs:
         res = ROOT / "build" / "kernels" / arch / s["name"] / "result.json"
@@ -60,7 +61,9 @@ def kernel_lines(arch: str, specs: list[dict]) -> dict:
             s["name"], arch, s["op"], s["in_dtype"], s["out_dtype"], r.get("requires_k_multiple", 1),
             r.get("requires_n_multiple", 1), r.get("max_split_k", 1), s["tile_n"], s["tile_k"],
             s["w_layout"] or "plain", "", s["tile_m"], int(swaps_operands(s)),
-            r.get("meta", {}).get("min_blocks_per_sm", 0), r.get("meta", {}).get("w_bulk", 0)])))
+            r.get("meta", {}).get("min_blocks_per_sm", 0), r.get("meta", {}).get("w_bulk", 0),
+            int(bool(r.get("meta", {}).get("stream_k", 0))), s.get("dispatch", {}).get("area_speed", 0),
+            s.get("dispatch", {}).get("by_cost", 0)])))
     return {op: "\n".join(v) + "\n" for op, v in lines.items()}
 
 

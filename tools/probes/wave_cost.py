@@ -8,7 +8,10 @@ cost csrc/dispatch.cpp cheapest_waves_row weighs.
 
     python3 tools/probes/wave_cost.py [--speeds] docs/measurements/2026-12-04-h200-ab-4[56]-*.txt
 
-Pairs whose kernels are not plain token tiles (the .sw / .sk / decode kernels) are skipped.
+A swapped-operand tile kernel that does not split (`.sw` without `.skS`, forty-seventh session) counts in its tokens'
+orientation: tile_m weight rows by tile_n tokens is a tile_n x tile_m token tile. Pairs whose kernels are no such tile
+(the split-capable .sk / decode kernels) are skipped. --fit prints, per B kernel, the area_speed its pairs imply (A at
+its own area_speed): predicted B / A at B's speed 1 over the measured B / A, geomean over its pairs.
 """
 import argparse
 import csv
@@ -24,11 +27,13 @@ SIDES = re.compile(r"A = (\S+)\s+B = (\S+)")
 
 
 def plain_tile(kernel):
-    """(tile_m, tile_n) of a plain token-tile kernel, None for any other kernel."""
+    """(token rows, weight rows) of a tile kernel that does not split: (tile_m, tile_n), or (tile_n, tile_m) for a
+    swapped-operand (.sw) one; None for any other kernel."""
     m = TILE.search(kernel)
-    if not m or ".sw" in kernel or ".sk" in kernel or "splitk_decode" in kernel:
+    if not m or ".sk" in kernel or "splitk_decode" in kernel:
         return None
-    return int(m.group(1)), int(m.group(2))
+    tile_m, tile_n = int(m.group(1)), int(m.group(2))
+    return (tile_n, tile_m) if ".sw." in kernel else (tile_m, tile_n)
 
 
 KERNELS_CSV = pathlib.Path(__file__).resolve().parents[2] / "kernels" / "configs" / "sm_90a.kernels.csv"
@@ -64,13 +69,31 @@ def pairs(path):
         yield m.group(1), int(m.group(2)), int(m.group(3)), a, b, float(m.group(5))
 
 
+def fit_speeds(logs, speed):
+    """{B kernel: [implied area_speed per pair]}: B's speed that would make the cost model predict the measured ratio."""
+    implied = {}
+    for path in logs:
+        for _, M, N, a, b, measured in pairs(path):
+            ta, tb = plain_tile(a), plain_tile(b)
+            if ta and tb and a != b:
+                predicted = wave_cost(M, N, tb) / wave_cost(M, N, ta, speed=speed(a))
+                implied.setdefault(b.replace(".sm90a", ""), []).append(predicted / measured)
+    return implied
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--speeds", action="store_true", help="divide by each kernel's area_speed (kernels csv)")
+    ap.add_argument("--fit", action="store_true", help="print the area_speed each B kernel's pairs imply")
     ap.add_argument("logs", nargs="+")
     args = ap.parse_args()
-    speeds = area_speeds() if args.speeds else {}
+    speeds = area_speeds() if args.speeds or args.fit else {}
     speed = lambda k: speeds.get(k.replace(".sm90a", ""), 1.0)  # noqa: E731
+    if args.fit:
+        for kernel, implied in fit_speeds(args.logs, speed).items():
+            geo = math.exp(sum(map(math.log, implied)) / len(implied))
+            print(f"{kernel:<52} area_speed {geo:.3f}  ({len(implied)} pairs, {min(implied):.3f}-{max(implied):.3f})")
+        return
     agree = total = 0
     for path in args.logs:
         for op, M, N, a, b, measured in pairs(path):
