@@ -11,6 +11,7 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "ops_common.h"
 
@@ -75,18 +76,19 @@ int64_t meta_int(const KernelRecord& k, const char* key) {
   return at ? std::strtoll(at + quoted.size(), nullptr, 10) : 0;
 }
 
-// CTAs of a swapped-operand (.sw) kernel at split 1: its tile is tile_m weight rows by tile_n tokens.
-int64_t swapped_tiles(const KernelRecord& k, const Query& q) {
-  const int64_t n_tiles = (q.N + std::max(1, k.tile_m) - 1) / std::max(1, k.tile_m);
-  const int64_t token_tiles = (q.M + std::max(1, k.tile_n) - 1) / std::max(1, k.tile_n);
-  return std::max<int64_t>(1, n_tiles * token_tiles);
-}
-// Tiles of a plain (token-major) tile kernel: tile_m tokens by tile_n weight rows.
+// A tile kernel's tile in the op's orientation: a plain (token-major) kernel's tile is tile_m tokens by tile_n weight
+// rows, a swapped-operand (.sw) kernel's tile_m weight rows by tile_n tokens.
+int64_t token_rows(const KernelRecord& k) { return std::max(1, swaps_operands(k) ? k.tile_n : k.tile_m); }
+int64_t weight_rows(const KernelRecord& k) { return std::max(1, swaps_operands(k) ? k.tile_m : k.tile_n); }
+
+// Output tiles of a tile kernel at split 1 (either orientation).
 int64_t token_tiles(const KernelRecord& k, const Query& q) {
-  const int64_t m_tiles = (q.M + std::max(1, k.tile_m) - 1) / std::max(1, k.tile_m);
-  const int64_t n_tiles = (q.N + std::max(1, k.tile_n) - 1) / std::max(1, k.tile_n);
+  const int64_t m_tiles = (q.M + token_rows(k) - 1) / token_rows(k);
+  const int64_t n_tiles = (q.N + weight_rows(k) - 1) / weight_rows(k);
   return std::max<int64_t>(1, m_tiles * n_tiles);
 }
+// CTAs of a swapped-operand (.sw) kernel at split 1.
+int64_t swapped_tiles(const KernelRecord& k, const Query& q) { return token_tiles(k, q); }
 // A kernel whose consumer warps promote every 128-K block in fp32 (fp8 blockscale): those warps, not the weight
 // stream, bound each CTA, so it wants as many CTAs as one wave holds.
 bool promotes_per_k_block(const KernelRecord& k) { return std::strcmp(k.op, "gemm_a8w8_blockscale") == 0; }
@@ -144,7 +146,7 @@ bool same_problem_kind(const KernelRecord& k, const Query& q) {
 
 const KernelRecord* record_by_name(const KernelTable& t, const char* name) {
   for (const KernelRecord* k : t.kernels) {
-    if (std::string(k->name) == name) return k;
+    if (std::strcmp(k->name, name) == 0) return k;
   }
   return nullptr;
 }
@@ -212,6 +214,14 @@ bool plain_tile_row(const DispatchRow& r, const KernelRecord& k) {
          (r.split_k == 0 || r.split_k == 1);
 }
 
+// A default row weighed by wave_cost only (its kernel's dispatch-only param by_cost, kernels csv): a tile kernel that
+// does not split, either orientation - the 192-row and the unsplit swapped tiles of the bf16 / fp8 lists. First fit and
+// cheapest_waves_row pass over it; cheaper_by_cost_row weighs it against their pick.
+bool by_cost_row(const DispatchRow& r, const KernelRecord& k) {
+  return meta_int(k, "by_cost") > 0 && k.tile_m > 0 && k.tile_n > 0 && k.max_split_k <= 1 &&
+         meta_int(k, "min_blocks_per_sm") <= 0 && (r.split_k == 0 || r.split_k == 1);
+}
+
 // Share of the SM slots of its waves that a plain tile kernel's tiles fill (1: the last wave is full).
 double wave_efficiency(const KernelRecord& k, const Query& q) {
   const int64_t tiles = token_tiles(k, q);
@@ -273,7 +283,7 @@ const DispatchRow* cheapest_waves_row(const KernelTable& t, const std::vector<co
   for (const DispatchRow* r : rows) {
     if (r->m_max != last->m_max || r == last) continue;
     const KernelRecord* k = record_by_name(t, r->kernel);
-    if (!k || !satisfies(*k, q) || !plain_tile_row(*r, *k)) continue;
+    if (!k || !satisfies(*k, q) || !plain_tile_row(*r, *k) || by_cost_row(*r, *k)) continue;
     if (last_waves_full && k->tile_m == lk->tile_m) continue;  // the gate: see above
     const double cost = wave_cost(*k, q);
     if (last_waves_full && cost > 0.97 * last_cost) continue;     // past the gate: 3% cheaper than the last row
@@ -315,23 +325,71 @@ bool swapped_row_short_of_ctas(const KernelTable& t, const DispatchRow& r, const
   return tiles * 3 < one_wave(q);
 }
 
+// A by_cost row answers instead of the first-fit / cheapest-waves pick when its wave_cost is kByCostMargin or more
+// below the pick's (the margin of a row of another tile height in cheapest_waves_row); the cheapest such row, ties to
+// the larger tile. The pick must be a plain tile row at split 1, whose cost is known; a by_cost row must pass the gate below.
+// Why (forty-seventh session, H200, tools/tune_specs/ab-47-ragged-m-*.pairs, head-start A/B, event time): at ragged
+// token counts a 128-row token tile computes up to 1.5x the rows. 192-row tiles (three consumer warpgroups) and
+// swapped tiles of 144..256 tokens cover them closer: bf16 184 x 14336 x 4096 t128x224 44.0 -> t192x112 38.1 us,
+// 260 x 7168 x 18432 t128x192 149.9 -> t128x144.sw 114.8 (cuBLAS 111), 720 x 3072 x 4096 36.6 -> 28.9 (29.1); fp8
+// 260 x 7168 x 18432 80.3 -> 58.0 (56.5), 545 x 8192 x 8192 73.4 -> 55.3 (55.6). Their fitted area_speeds: t192x112
+// 0.95, t192x128 1.01, t192x160 1.07, t192x192 1.09, t128x144.sw 0.91-0.95. Listed as first-fit rows they would answer
+// wherever they fit one wave, before a cheaper 128-row tile.
+// The gate (forty-eighth session, tools/tune_specs/ab-47-by-cost-*.pairs and ab-48-by-cost-oos-*.pairs: 183 bf16 / 204
+// fp8 pairs at M 136..4000): a by_cost row is weighed only while its own tiles take at most kByCostMaxWaves waves. Up to 7
+// waves t192x192 ran 0.81-1.02x the old pick's time; at 8-12 waves 0.96-1.04x, most of them slower (fp8 3300 x 14336 x
+// 4096, 11 waves, modelled 5% cheaper: 1.042x): the wave rounding it saves shrinks with the waves, and the tiles' speeds
+// at many waves differ by more than their area_speeds (fitted at 1-5 waves) say.
+constexpr double kByCostMargin = 0.03;
+constexpr int64_t kByCostMaxWaves = 7;
+
+bool few_enough_waves_for_by_cost(const KernelRecord& k, const Query& q) {
+  return (token_tiles(k, q) + one_wave(q) - 1) / one_wave(q) <= kByCostMaxWaves;
+}
+
+const DispatchRow* cheaper_by_cost_row(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
+                                       const DispatchRow* pick, const Query& q) {
+  const KernelRecord* pk = pick ? record_by_name(t, pick->kernel) : nullptr;
+  if (!pk || !plain_tile_row(*pick, *pk) || by_cost_row(*pick, *pk)) return pick;
+  const DispatchRow* best = pick;
+  double best_cost = (1.0 - kByCostMargin) * wave_cost(*pk, q);
+  int64_t best_area = 0;
+  for (const DispatchRow* r : rows) {
+    if (r->m_max != pick->m_max) continue;
+    const KernelRecord* k = record_by_name(t, r->kernel);
+    if (!k || !satisfies(*k, q) || !by_cost_row(*r, *k) || k->w_layout != pk->w_layout) continue;
+    if (!few_enough_waves_for_by_cost(*k, q)) continue;
+    const double cost = wave_cost(*k, q);
+    const int64_t area = k->tile_m * k->tile_n;
+    const bool tie = std::abs(cost - best_cost) <= 1e-9 * best_cost;
+    if (cost < best_cost || (tie && (best == pick || area > best_area))) {
+      best = r;
+      best_cost = cost;
+      best_area = area;
+    }
+  }
+  return best;
+}
+
 // Default rows may name several kernels for one M bucket, in order of preference: the first whose
 // kernel meets the shape's alignment (sm_90a MXFP4: the .wgn decode kernels need K % 128 == 0, the row
 // after them takes any K % 32 == 0), fits in one wave and is not short of CTAs as above answers (the last row: see
-// cheapest_waves_row); none: the first row.
+// cheapest_waves_row), unless a by_cost row is cheaper (cheaper_by_cost_row); none: the first row.
 const DispatchRow* first_fitting_default(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
                                          const DispatchRow* picked, const Query& q) {
   if (!picked) return picked;
   const DispatchRow* last = nullptr;
   for (const DispatchRow* r : rows) {
-    if (r->m_max == picked->m_max) last = r;
+    const KernelRecord* k = r->m_max == picked->m_max ? record_by_name(t, r->kernel) : nullptr;
+    if (r->m_max == picked->m_max && !(k && by_cost_row(*r, *k))) last = r;
   }
+  if (!last) return picked;
   for (const DispatchRow* r : rows) {
     if (r->m_max != picked->m_max) continue;
     const KernelRecord* k = record_by_name(t, r->kernel);
-    if (k && satisfies(*k, q) && default_row_fits_one_wave(*r, *k, q, r == last) &&
+    if (k && satisfies(*k, q) && !by_cost_row(*r, *k) && default_row_fits_one_wave(*r, *k, q, r == last) &&
         !swapped_row_short_of_ctas(t, *r, *k, *last, q)) {
-      return r == last ? cheapest_waves_row(t, rows, last, q) : r;
+      return cheaper_by_cost_row(t, rows, r == last ? cheapest_waves_row(t, rows, last, q) : r, q);
     }
   }
   return picked;
@@ -349,7 +407,9 @@ const DispatchRow* cheaper_default_below_m_max(const KernelTable& t, const std::
   if (q.M >= row.m_max || !plain_tile_row(row, k)) return nullptr;
   const DispatchRow* d = first_fitting_default(t, defaults, pick_bucket(defaults, q.M, true), q);
   const KernelRecord* dk = d ? record_by_name(t, d->kernel) : nullptr;
-  if (!dk || !satisfies(*dk, q) || !plain_tile_row(*d, *dk) || dk->w_layout != k.w_layout) return nullptr;
+  if (!dk || !satisfies(*dk, q) || !(plain_tile_row(*d, *dk) || by_cost_row(*d, *dk)) || dk->w_layout != k.w_layout) {
+    return nullptr;
+  }
   return wave_cost(*dk, q) <= (1.0 - kExactYieldMargin) * wave_cost(k, q) ? d : nullptr;
 }
 
@@ -539,6 +599,39 @@ Choice choose_kernel(const KernelTable& t, const Query& q) {
 
 namespace {
 
+using ChoiceKey = std::tuple<const KernelTable*, std::string, int, int, int, int64_t, int64_t, int64_t, int, int64_t, bool>;
+
+ChoiceKey choice_key(const KernelTable& t, const Query& q) {
+  return {&t, q.arch, static_cast<int>(q.op), static_cast<int>(q.in_dtype), static_cast<int>(q.out_dtype), q.M, q.N, q.K,
+          q.w_layout ? static_cast<int>(*q.w_layout) : -1, q.sm_count, q.row_scales};
+}
+
+std::mutex choice_cache_mutex;
+std::map<ChoiceKey, Choice> choice_cache;
+
+}  // namespace
+
+Choice choose_kernel_cached(const KernelTable& t, const Query& q) {
+  const ChoiceKey key = choice_key(t, q);
+  {
+    std::lock_guard<std::mutex> lock(choice_cache_mutex);
+    const auto it = choice_cache.find(key);
+    if (it != choice_cache.end()) return it->second;
+  }
+  const Choice c = choose_kernel(t, q);  // outside the lock: a miss may throw, and may take a while
+  std::lock_guard<std::mutex> lock(choice_cache_mutex);
+  if (choice_cache.size() >= kChoiceCacheMax) choice_cache.clear();
+  choice_cache.emplace(key, c);
+  return c;
+}
+
+size_t choice_cache_size() {
+  std::lock_guard<std::mutex> lock(choice_cache_mutex);
+  return choice_cache.size();
+}
+
+namespace {
+
 // Appends `row` to the CSV file named by environment variable `env` (read at every call), once per distinct row
 // per process and file, writing `header` first into an empty or new file.
 void append_csv_once(const char* env, const char* header, const std::string& row) {
@@ -565,12 +658,13 @@ std::string query_fields(const Query& q, const std::string& op) {
 }  // namespace
 
 void log_miss(const Query& q, const Choice& c) {
-  if (std::string(c.source) == "table") return;
+  if (std::strcmp(c.source, "table") == 0 || !std::getenv("FLYGEMM_LOG_MISSES")) return;  // no row built per call
   append_csv_once("FLYGEMM_LOG_MISSES", "arch,op,in_dtype,out_dtype,m_max,N,K,kernel,split_k,us,tflops,gbps",
                   query_fields(q, op_name(q.op)) + ',' + c.kernel->name + ',' + std::to_string(c.split_k) + ",,,");
 }
 
 void log_dispatch(const Query& q, const Choice& c) {
+  if (!std::getenv("FLYGEMM_LOG_DISPATCH")) return;
   const std::string op = std::string(op_name(q.op)) + (q.row_scales ? kRowScalesSuffix : "");
   append_csv_once("FLYGEMM_LOG_DISPATCH", "arch,op,in_dtype,out_dtype,M,N,K,kernel,split_k,source",
                   query_fields(q, op) + ',' + c.kernel->name + ',' + std::to_string(c.split_k) + ',' + c.source);
@@ -640,7 +734,7 @@ std::string explain_json(const std::string& op, int64_t M, int64_t N, int64_t K,
   q.row_scales = kind->second;
   if (w_layout) q.w_layout = *w_layout == "plain" ? WeightLayout::plain : WeightLayout::preshuffled;
   q.sm_count = sm_count.value_or(0);
-  Choice c = choose_kernel(linked_table(), q);
+  Choice c = choose_kernel_cached(linked_table(), q);
   std::ostringstream os;
   os << "{\"kernel\": " << json_str(c.kernel->name) << ", \"split_k\": " << c.split_k
      << ", \"source\": " << json_str(c.source) << ", \"arch\": " << json_str(arch)

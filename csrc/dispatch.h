@@ -55,6 +55,15 @@ struct Choice {
 // query (arch without kernels, dtype combination not built, alignment not met).
 Choice choose_kernel(const KernelTable& table, const Query& q);
 
+// choose_kernel memoized per (table, query): what the op path and flygemm.explain call. Why: the lookup walks the
+// table's rows and names at every call, tens to hundreds of microseconds of host time on the sm_90a tables (the
+// forty-eighth session's A/B times of small GEMMs were that host time, not the kernels'); the tables never change
+// after load, so a query's answer does not either. Bounded (cleared past kChoiceCacheMax entries), thread-safe.
+Choice choose_kernel_cached(const KernelTable& table, const Query& q);
+inline constexpr size_t kChoiceCacheMax = 1 << 16;
+// Entries in the cache now (for tests).
+size_t choice_cache_size();
+
 // Records that convert an MX operand to bf16 for the bf16 GEMM (kernels/cuda/gemm_mxfp.py) say so
 // in their metadata.
 bool converts_mx_to_bf16(const KernelRecord& k);
