@@ -445,7 +445,7 @@ def test_empty_tables_raise_not_implemented():
 
 
 def test_bad_csv_is_rejected():
-    with pytest.raises(RuntimeError, match="kernel line needs 8, 10, 11, 12, 14, 16, 17 or 18 fields"):
+    with pytest.raises(RuntimeError, match="kernel line needs 8, 10, 11, 12, 14, 16, 17, 18 or 19 fields"):
         lookup(8, kernels="k,gfx942,gemm_a8w8\n")
     with pytest.raises(RuntimeError, match="row line needs 9 fields"):
         lookup(8, rows="gfx942,gemm_a8w8,fp8_e4m3fnuz\n")
@@ -561,6 +561,30 @@ def test_info():
         assert counts["kernels"] == sum(k["arch"] == arch for k in info["kernels"])
 
 
+def test_explain_memoizes_the_linked_lookup():
+    """The op path and explain answer from choose_kernel_cached: one entry per distinct query (every field of it in
+    the key: M, the weight layout, ...), the same answer again from the entry, and no entry for a query that fails."""
+    kernels = flygemm.info()["kernels"]
+    if not kernels:
+        pytest.skip("no kernels linked into this build")
+    arch, op = kernels[0]["arch"], kernels[0]["op"]
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(kernels[0]["in_dtype"])
+    if dtype is None:
+        pytest.skip("the first linked kernel is not a bf16 / fp16 one")
+    size = torch.ops.flygemm_testing.choice_cache_size
+    M = next(_unique_m)
+    before = size()
+    first = flygemm.explain(op, M, 4096, 4096, dtype, device=arch)
+    assert size() == before + 1
+    assert flygemm.explain(op, M, 4096, 4096, dtype, device=arch) == first and size() == before + 1
+    flygemm.explain(op, M + 1, 4096, 4096, dtype, device=arch)
+    flygemm.explain(op, M, 4096, 4096, dtype, device=arch, w_layout="preshuffled")
+    assert size() == before + 3
+    with pytest.raises(RuntimeError):
+        flygemm.explain("gemm_nope", M, 4096, 4096, dtype, device=arch)
+    assert size() == before + 3
+
+
 def test_explain_on_linked_table():
     """explain for an arch uses the table linked into this build: a kernel when one exists,
     otherwise a NotImplementedError naming the arch and the arches that have kernels."""
@@ -587,7 +611,7 @@ def test_explain_on_linked_table():
 def sm90a_tables(op="gemm_mxfp4"):
     """The sm_90a kernels and dispatch rows of an op as the build reads them (kernels/configs/sm_90a*.csv),
     in the test op's CSV form; the decode kernels' K requirement, CTAs per SM and bulk ring from their family's
-    Config; a tile kernel's area_speed param (csrc/dispatch.cpp cheapest_waves_row) as the build passes it. The rows
+    Config; a tile kernel's area_speed and by_cost params (csrc/dispatch.cpp) as the build passes them. The rows
     include the op's scaling-restricted ones ("gemm_a8w8.row_scales")."""
     op = op.split(".")[0]
     from source_modules import ROOT as root, load_source
@@ -607,7 +631,7 @@ def sm90a_tables(op="gemm_mxfp4"):
         swap = params.get("swap_ab", 0)
         stream_k = int(max_split > 1 and not swap and r[1] != "gemm_splitk_decode")  # GemmConfig.stream_k
         kernels.append(f"{r[0]},sm_90a,{r[2]},{r[3]},{r[4]},{k_multiple},1,{max_split},{r[7]},{r[8]},{r[5]},,{r[6]},"
-                       f"{swap},{per_sm},{bulk},{stream_k},{params.get('area_speed', 0)}")
+                       f"{swap},{per_sm},{bulk},{stream_k},{params.get('area_speed', 0)},{params.get('by_cost', 0)}")
     rows = [",".join(r[:9]) for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.csv")
                                                if line.startswith((f"sm_90a,{op},", f"sm_90a,{op}.")))]
     return "\n".join(kernels) + "\n", "\n".join(rows) + "\n"
@@ -809,7 +833,8 @@ SW = "sk8.sw.sm90a"
     ("gemm_a16w16", "bf16", 512, 4000, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a", 1, "default"),  # 45th: .pp
     ("gemm_a16w16", "bf16", 2048, 4000, 4096, "gemm_a16w16.bf16.bf16.t128x256x64.sm90a", 1, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 256, 2000, 4096, f"gemm_a8w8.fp8_e4m3fn.bf16.t64x64x128.{SW}", 1, "default"),
-    ("gemm_a8w8", "fp8_e4m3fn", 512, 5000, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a", 1, "default"),
+    # 48th: the by_cost unsplit swapped tile, 3 x 40 tiles of 176 tokens (one wave); H200 0.858x t128x192's time
+    ("gemm_a8w8", "fp8_e4m3fn", 512, 5000, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x176x128.sw.sm90a", 1, "default"),
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 256, 4000, 4096,
      "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1, "default"),
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 1024, 4000, 4096,
@@ -1385,12 +1410,14 @@ def test_sm90a_default_rows_of_the_forty_fourth_session(op, M, N, K, kernel):
     # below its m_max an exact plain-tile row yields to the default rows' pick when that costs >= 10% less waves x tile
     # area / area_speed (csrc/dispatch.cpp cheaper_default_below_m_max; H200 A/B, forty-sixth session, new / old time)
     ("gemm_a16w16", 577, 7168, 16384, "gemm_a16w16.bf16.bf16.t128x160x64.sm90a", "default"),      # 0.667 (row 1024)
-    ("gemm_a8w8", 1025, 2112, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a", "default"),   # 0.747 (row 2048)
+    # 0.747 (row 2048); forty-eighth session: the by_cost t128x160.sw, 0.870x t128x192's time
+    ("gemm_a8w8", 1025, 2112, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x160x128.sw.sm90a", "default"),
     ("gemm_a8w8", 3000, 2112, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x192x128.sm90a", "default"),   # 2 waves against 3
     ("gemm_a8w8_blockscale", 1281, 2112, 7168, f"{BS}.t192x128x128.serial.sm90a", "default"),   # 0.567 (row 2048)
     ("gemm_a8w8_blockscale", 300, 10240, 8192, f"{BS}.t128x128x128.sm90a", "default"),          # 2 waves / 0.89: 0.899
-    # 260 x 7168 x 18432: the M = 512 row's t128x112 runs 3 x 64 tiles (2 waves), t128x192 3 x 38 (one)
-    ("gemm_a16w16", 260, 7168, 18432, "gemm_a16w16.bf16.bf16.t128x192x64.sm90a", "default"),
+    # 260 x 7168 x 18432: the M = 512 row's t128x112 runs 3 x 64 tiles (2 waves), t128x192 3 x 38 (one), and the
+    # by_cost t128x144.sw 2 x 56 of 144 tokens (one; forty-seventh session 114.8 us against t128x192's 149.9)
+    ("gemm_a16w16", 260, 7168, 18432, "gemm_a16w16.bf16.bf16.t128x144x64.sw.sm90a", "default"),
     # at m_max the measurement stands; 4.5% cheaper is under the margin
     ("gemm_a16w16", 512, 7168, 18432, "gemm_a16w16.bf16.bf16.t128x112x64.sm90a", "table"),
     ("gemm_a8w8", 4096, 2112, 7168, "gemm_a8w8.fp8_e4m3fn.bf16.t128x176x128.sm90a", "table"),
@@ -1433,3 +1460,38 @@ def test_every_exact_row_answers_at_its_own_m_max():
             if got[2] != "table":
                 wrong.append((op, M, N, K, got))
     assert not wrong, wrong[:5]
+
+
+@pytest.mark.parametrize("op, M, N, K, kernel", [
+    # by_cost rows (csrc/dispatch.cpp cheaper_by_cost_row): a 192-row or unsplit swapped tile answers where its
+    # waves x area / area_speed is 3% or more below the first-fit / cheapest-waves pick (H200, forty-seventh session)
+    ("gemm_a16w16", 184, 14336, 4096, "gemm_a16w16.bf16.bf16.t192x112x64.sm90a"),      # 44.0 -> 38.1 us
+    ("gemm_a8w8", 260, 7168, 18432, "gemm_a8w8.fp8_e4m3fn.bf16.t128x144x128.sw.sm90a"),  # 80.2 -> 58.0 us
+    ("gemm_a16w16", 545, 57344, 8192, "gemm_a16w16.bf16.bf16.t192x192x64.sm90a"),      # 7 waves: 0.925x
+    # the gate: past 7 waves of its own a by_cost row is not weighed (fp8 3300 x 14336 x 4096 at 11: 1.042x)
+    ("gemm_a8w8", 3300, 14336, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x256x128.sm90a"),
+    ("gemm_a16w16", 4096, 20480, 4096, "gemm_a16w16.bf16.bf16.t128x256x64.sm90a"),
+])
+def test_sm90a_by_cost_rows_and_their_wave_gate(op, M, N, K, kernel):
+    assert sm90a_lookup(op, M, N, K) == (kernel, 1, "default")
+
+
+def test_by_cost_kernels_are_not_first_fit_rows():
+    """Every kernel with by_cost=1 (kernels csv) is a tile kernel that does not split, and sits in the bf16 / fp8
+    default lists before their last row: the last row stays a first-fit one (csrc/dispatch.cpp first_fitting_default)."""
+    from source_modules import ROOT as root
+    by_cost = {r[0] for r in csv.reader(open(root / "kernels/configs/sm_90a.kernels.csv"))
+               if len(r) > 9 and "by_cost=1" in r[9]}
+    assert by_cost and all(".sk" not in k for k in by_cost)
+    rows = [r for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.csv") if not line.startswith("#"))
+            if len(r) > 8]
+    defaults = {}
+    for r in rows:
+        if r[5] == "0" and r[6] == "0":
+            defaults.setdefault((r[0], r[1], r[2], r[3], r[4]), []).append(r)
+    listed = 0
+    for key, bucket in defaults.items():
+        names = [c for r in bucket for c in r if c.endswith(".sm90a")]
+        listed += sum(n in by_cost for n in names)
+        assert not names or names[-1] not in by_cost, key
+    assert listed >= len(by_cost)
