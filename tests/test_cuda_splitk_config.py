@@ -102,7 +102,18 @@ def test_three_consumer_warpgroups_split_the_register_file_and_fit_their_accumul
     assert (two.mma_wg, two.producer_regs, two.consumer_regs) == (2, 40, 232)
     with pytest.raises(ValueError, match="blockscale's 2"):   # 3 x 64 registers do not fit in 160
         blockscale.Config(in_dtype="fp8_e4m3fn", out_dtype="bf16", tile_m=192, tile_n=128, tile_k=128)
-    with pytest.raises(ValueError, match="promote's"):         # 2 x 128 registers > 128
+    # 2 x 128 registers > promote's 128; 128 is also past the 96 that three consumer warpgroups hold, checked first
+    with pytest.raises(ValueError, match="96 is the most ptxas fits"):
         a8w8.Config(in_dtype="fp8_e4m3fn", out_dtype="bf16", tile_m=192, tile_n=256, tile_k=128, promote=4)
     with pytest.raises(ValueError, match="mma_wg"):
         a16w16.Config(tile_m=192, mma_wg=2)
+
+
+def test_three_consumer_warpgroups_hold_at_most_96_accumulator_registers():
+    """512-thread CTAs build under ptxas's 128-register launch bound: t192x192 (96 accumulator registers) is a kernel
+    of the table, t192x208 / t192x224 (104 / 112) are refused with the reason instead of failing in ptxas."""
+    assert a16w16.Config(tile_m=192, tile_n=192, tile_k=64).acc_regs == 96
+    assert a8w8.Config(in_dtype="fp8_e4m3fn", out_dtype="bf16", tile_m=192, tile_n=192, tile_k=128).acc_regs == 96
+    for n in (208, 224):
+        with pytest.raises(ValueError, match="3 consumer warpgroups needs .* 96 is the most ptxas fits"):
+            a16w16.Config(tile_m=192, tile_n=n, tile_k=64)
