@@ -156,6 +156,7 @@ void device_gemm(const OpArgs& args, const Problem& p, at::Tensor& out) {
           args.w.dim() == 4 ? WeightLayout::preshuffled : WeightLayout::plain,
           at::cuda::getDeviceProperties(device)->multiProcessorCount};
   q.row_scales = p.a_scale_kind == ScaleKind::per_row || p.w_scale_kind == ScaleKind::per_row;
+  q.device_name = at::cuda::getDeviceProperties(device)->name;
   // Not value_or(choose_kernel(...)): that would run the lookup on every forced call too.
   const std::optional<Choice> forced = forced_kernel(q);
   const Choice c = forced ? *forced : choose_kernel_cached(linked_table(), q);

@@ -3,6 +3,7 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -537,21 +538,42 @@ std::optional<std::pair<OpKind, bool>> op_and_scaling(const std::string& name) {
   return std::make_pair(*op, qualified);
 }
 
+bool names_part(const std::string& device_name, const char* part) {
+  const size_t n = std::strlen(part);
+  if (n == 0) return false;
+  const auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  for (size_t at = device_name.find(part); at != std::string::npos; at = device_name.find(part, at + 1)) {
+    const bool starts = at == 0 || !word_char(device_name[at - 1]);
+    const bool ends = at + n == device_name.size() || !word_char(device_name[at + n]);
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
 Choice choose_kernel(const KernelTable& t, const Query& q) {
-  // exact rows of "<op>.row_scales" (calls with row scales only), then the op's exact rows, then its defaults
-  std::vector<const DispatchRow*> scaled, exact, defaults;
+  // This part's exact rows ("<op>.row_scales@<part>" for calls with row scales, then "<op>@<part>"), then exact rows
+  // of "<op>.row_scales" (calls with row scales only), then the op's exact rows, then its defaults. Why parts: the
+  // arch's rows were measured on an H200; on an H100 (70% of its memory bandwidth) the ping-pong 128 x 128 tiles ran
+  // 0.71-0.89x the speed of the 256-wide tiles on the longest layers (docs/PERF.md, forty-ninth session).
+  std::vector<const DispatchRow*> part_scaled, part_exact, scaled, exact, defaults;
   const std::string op = op_name(q.op), scaled_op = op + kRowScalesSuffix;
   for (const DispatchRow* r : t.rows) {
     if (q.arch != r->arch || r->in_dtype != q.in_dtype || r->out_dtype != q.out_dtype) continue;
     const bool exact_nk = r->N == q.N && r->K == q.K;
-    if (op == r->op) {
+    if (const char* at = std::strchr(r->op, kPartSeparator)) {
+      if (!exact_nk || !names_part(q.device_name, at + 1)) continue;
+      const std::string base(r->op, at);
+      if (base == op) part_exact.push_back(r);
+      else if (q.row_scales && base == scaled_op) part_scaled.push_back(r);
+    } else if (op == r->op) {
       if (exact_nk) exact.push_back(r);
       if (r->N == 0 && r->K == 0) defaults.push_back(r);
     } else if (q.row_scales && scaled_op == r->op && exact_nk) {
       scaled.push_back(r);
     }
   }
-  for (auto [rows, source] : {std::make_pair(&scaled, "table"), std::make_pair(&exact, "table"),
+  for (auto [rows, source] : {std::make_pair(&part_scaled, "table"), std::make_pair(&part_exact, "table"),
+                              std::make_pair(&scaled, "table"), std::make_pair(&exact, "table"),
                               std::make_pair(&defaults, "default")}) {
     const DispatchRow* row = pick_bucket(*rows, q.M, rows == &defaults);
     if (rows == &defaults) row = first_fitting_default(t, *rows, row, q);
@@ -599,11 +621,12 @@ Choice choose_kernel(const KernelTable& t, const Query& q) {
 
 namespace {
 
-using ChoiceKey = std::tuple<const KernelTable*, std::string, int, int, int, int64_t, int64_t, int64_t, int, int64_t, bool>;
+using ChoiceKey =
+    std::tuple<const KernelTable*, std::string, int, int, int, int64_t, int64_t, int64_t, int, int64_t, bool, std::string>;
 
 ChoiceKey choice_key(const KernelTable& t, const Query& q) {
   return {&t, q.arch, static_cast<int>(q.op), static_cast<int>(q.in_dtype), static_cast<int>(q.out_dtype), q.M, q.N, q.K,
-          q.w_layout ? static_cast<int>(*q.w_layout) : -1, q.sm_count, q.row_scales};
+          q.w_layout ? static_cast<int>(*q.w_layout) : -1, q.sm_count, q.row_scales, q.device_name};
 }
 
 std::mutex choice_cache_mutex;
@@ -723,7 +746,8 @@ std::string info_json() {
 
 std::string explain_json(const std::string& op, int64_t M, int64_t N, int64_t K, at::ScalarType in_dtype,
                          std::optional<at::ScalarType> out_dtype, const std::string& arch,
-                         const std::optional<std::string>& w_layout, std::optional<int64_t> sm_count) {
+                         const std::optional<std::string>& w_layout, std::optional<int64_t> sm_count,
+                         const std::optional<std::string>& device_name) {
   const auto kind = op_and_scaling(op);
   TORCH_CHECK(kind, "flygemm.explain: unknown op '", op, "' (gemm_a8w8", kRowScalesSuffix,
               " asks for a call with per-token / per-channel scales)");
@@ -734,6 +758,7 @@ std::string explain_json(const std::string& op, int64_t M, int64_t N, int64_t K,
   q.row_scales = kind->second;
   if (w_layout) q.w_layout = *w_layout == "plain" ? WeightLayout::plain : WeightLayout::preshuffled;
   q.sm_count = sm_count.value_or(0);
+  q.device_name = device_name.value_or("");
   Choice c = choose_kernel_cached(linked_table(), q);
   std::ostringstream os;
   os << "{\"kernel\": " << json_str(c.kernel->name) << ", \"split_k\": " << c.split_k

@@ -37,10 +37,19 @@ struct Query {
   // of op "<op>.row_scales" answer it before the op's own rows. Why: the per-row epilogue costs differently
   // per kernel (the ping-pong tiles won 3-4% per-tensor and lost 5-7% per-token on the same M = 16384 layers).
   bool row_scales = false;
+  // Name of the device the call runs on (cudaDeviceProp::name, "NVIDIA H100 80GB HBM3"); empty: the arch's reference
+  // part (sm_90a: the H200 its rows were measured on). Rows of op "<op>@<part>" answer only where <part> is a word of it.
+  std::string device_name;
 };
 
 // Suffix of a dispatch row's op that restricts the row to calls with row scales (Query::row_scales).
 inline constexpr const char* kRowScalesSuffix = ".row_scales";
+// "<op>@<part>" (also "<op>.row_scales@<part>"): an exact row measured on one part of the arch, answering only on a
+// device whose name has <part> as a word (Query::device_name), ahead of the rows every part shares.
+inline constexpr char kPartSeparator = '@';
+
+// Whether part is a word of device_name (words: runs of letters and digits; "NVIDIA H100 80GB HBM3" has H100, not H10).
+bool names_part(const std::string& device_name, const char* part);
 
 // "gemm_a8w8" or "gemm_a8w8.row_scales" (ops with row scales only) -> (op, row_scales); nullopt otherwise.
 std::optional<std::pair<OpKind, bool>> op_and_scaling(const std::string& name);

@@ -97,7 +97,7 @@ TORCH_LIBRARY(flygemm, m) {
   m.def("_info() -> str", &flygemm::info_json);
   m.def("_warmup(Device device) -> ()", &flygemm::warmup);
   m.def("_explain(str op, int M, int N, int K, ScalarType in_dtype, ScalarType? out_dtype, str arch, "
-        "str? w_layout=None, int? sm_count=None) -> str",
+        "str? w_layout=None, int? sm_count=None, str? device_name=None) -> str",
         &flygemm::explain_json);
 }
 

@@ -20,6 +20,7 @@ void device_gemm(const OpArgs& args, const Problem& p, at::Tensor& out);
 std::string info_json();
 std::string explain_json(const std::string& op, int64_t M, int64_t N, int64_t K, at::ScalarType in_dtype,
                          std::optional<at::ScalarType> out_dtype, const std::string& arch,
-                         const std::optional<std::string>& w_layout, std::optional<int64_t> sm_count);
+                         const std::optional<std::string>& w_layout, std::optional<int64_t> sm_count,
+                         const std::optional<std::string>& device_name);
 
 }  // namespace flygemm

@@ -99,10 +99,11 @@ void parse_into(ParsedTable& t, const std::string& kernels_csv, const std::strin
 
 // Returns "kernel,split_k,source" chosen by the production lookup over the given tables.
 // w_layout: the caller's weight layout ("plain", "preshuffled"), or "" for unknown; sm_count: the device's SMs
-// (0: the arch's reference part, as production without a device).
+// (0: the arch's reference part, as production without a device); device_name: the device's name ("": that part).
 std::string dispatch_lookup(const std::string& kernels_csv, const std::string& rows_csv, const std::string& arch,
                             const std::string& op, const std::string& in_dtype, const std::string& out_dtype,
-                            int64_t M, int64_t N, int64_t K, const std::string& w_layout, int64_t sm_count) {
+                            int64_t M, int64_t N, int64_t K, const std::string& w_layout, int64_t sm_count,
+                            const std::string& device_name) {
   ParsedTable t;
   parse_into(t, kernels_csv, rows_csv);
   const auto kind = op_and_scaling(op);
@@ -111,6 +112,7 @@ std::string dispatch_lookup(const std::string& kernels_csv, const std::string& r
   q.row_scales = kind->second;
   if (!w_layout.empty()) q.w_layout = parse_layout(w_layout);
   q.sm_count = sm_count;
+  q.device_name = device_name;
   Choice c = choose_kernel(t.table, q);
   log_miss(q, c);
   log_dispatch(q, c);
@@ -122,7 +124,7 @@ std::string dispatch_lookup(const std::string& kernels_csv, const std::string& r
 
 TORCH_LIBRARY(flygemm_testing, m) {
   m.def("dispatch_lookup(str kernels_csv, str rows_csv, str arch, str op, str in_dtype, str out_dtype, int M, int N, int K, "
-        "str w_layout=\"\", int sm_count=0) -> str",
+        "str w_layout=\"\", int sm_count=0, str device_name=\"\") -> str",
         &flygemm::dispatch_lookup);
   m.def("choice_cache_size() -> int", []() -> int64_t { return static_cast<int64_t>(flygemm::choice_cache_size()); });
 }

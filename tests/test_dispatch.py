@@ -3,6 +3,7 @@ torch.ops.flygemm_testing.dispatch_lookup, which runs the production lookup over
 as CSV text, plus flygemm.explain / flygemm.info."""
 import csv
 import itertools
+import json
 
 import pytest
 import torch
@@ -32,8 +33,9 @@ gfx950,gemm_a8w8,fp8_e4m3fn,bf16,64,4096,4096,k_950,2
 
 
 def lookup(M, N=4096, K=4096, *, kernels=KERNELS, rows=ROWS, arch="gfx942", op="gemm_a8w8",
-           in_dtype="fp8_e4m3fnuz", out_dtype="bf16", w_layout=""):
-    kernel, split_k, source = lookup_op(kernels, rows, arch, op, in_dtype, out_dtype, M, N, K, w_layout).split(",")
+           in_dtype="fp8_e4m3fnuz", out_dtype="bf16", w_layout="", device_name=""):
+    kernel, split_k, source = lookup_op(kernels, rows, arch, op, in_dtype, out_dtype, M, N, K, w_layout, 0,
+                                        device_name).split(",")
     return kernel, int(split_k), source
 
 
@@ -633,18 +635,19 @@ def sm90a_tables(op="gemm_mxfp4"):
         kernels.append(f"{r[0]},sm_90a,{r[2]},{r[3]},{r[4]},{k_multiple},1,{max_split},{r[7]},{r[8]},{r[5]},,{r[6]},"
                        f"{swap},{per_sm},{bulk},{stream_k},{params.get('area_speed', 0)},{params.get('by_cost', 0)}")
     rows = [",".join(r[:9]) for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.csv")
-                                               if line.startswith((f"sm_90a,{op},", f"sm_90a,{op}.")))]
+                                               if line.startswith((f"sm_90a,{op},", f"sm_90a,{op}.", f"sm_90a,{op}@")))]
     return "\n".join(kernels) + "\n", "\n".join(rows) + "\n"
 
 
 SM90A_IN_DTYPE = {"gemm_a16w16": "bf16", "gemm_mxfp4": "fp4_e2m1_x2"}   # the others here: fp8_e4m3fn
 
 
-def sm90a_lookup(op, M, N, K):
-    """(kernel, split_k, source) the production lookup answers from the sm_90a tables for op's usual input dtype."""
+def sm90a_lookup(op, M, N, K, device_name=""):
+    """(kernel, split_k, source) the production lookup answers from the sm_90a tables for op's usual input dtype,
+    on a device of that name ("": the reference part, as production without a device)."""
     kernels, rows = sm90a_tables(op)
     return lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op,
-                  in_dtype=SM90A_IN_DTYPE.get(op.split(".")[0], "fp8_e4m3fn"))
+                  in_dtype=SM90A_IN_DTYPE.get(op.split(".")[0], "fp8_e4m3fn"), device_name=device_name)
 
 
 @pytest.mark.parametrize("M, N, K, kernel, source", [
@@ -1230,6 +1233,93 @@ def test_build_refuses_bad_row_scales_rows(op, N, K, message):
 def test_unknown_scaling_qualifier_is_a_clear_error(op):
     with pytest.raises(RuntimeError, match="unknown op"):
         lookup(128, op=op)
+
+
+# ----------------------------------------------------------------------------- rows of one part ("<op>@<part>")
+
+PART_ROWS = SCALED_ROWS + """\
+gfx942,gemm_a8w8@MI300X,fp8_e4m3fnuz,bf16,128,4096,4096,k_part,1
+gfx942,gemm_a8w8.row_scales@MI300X,fp8_e4m3fnuz,bf16,128,8192,4096,k_part_scaled,1
+"""
+PART_KERNELS = SCALED_KERNELS + ("k_part,gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,16,16,1\n"
+                                 "k_part_scaled,gfx942,gemm_a8w8,fp8_e4m3fnuz,bf16,16,16,1\n")
+MI300X = "AMD Instinct MI300X"
+
+
+@pytest.mark.parametrize("op, M, N, device_name, expect", [
+    ("gemm_a8w8", 128, 4096, MI300X, ("k_part", 1, "table")),                 # the part's row, in its bucket (64, 128]
+    ("gemm_a8w8", 128, 4096, "", ("k_large", 2, "table")),                    # no device: the shared rows
+    ("gemm_a8w8", 128, 4096, "AMD Instinct MI300X2", ("k_large", 2, "table")),  # a word, not a prefix
+    ("gemm_a8w8", 128, 4096, "AMD Instinct XMI300X", ("k_large", 2, "table")),
+    ("gemm_a8w8", 128, 4096, "mi300x", ("k_large", 2, "table")),              # case as the device reports it
+    ("gemm_a8w8", 128, 4096, "MI300X-OAM (rev 2)", ("k_part", 1, "table")),   # words split at any non-alphanumeric
+    ("gemm_a8w8", 1024, 4096, MI300X, ("k_large", 4, "table")),               # outside its bucket: the shared rows
+    ("gemm_a8w8", 40, 4096, MI300X, ("k_large", 3, "default")),
+    ("gemm_a8w8.row_scales", 128, 4096, MI300X, ("k_part", 1, "table")),      # the part's rows before row_scales rows
+    ("gemm_a8w8.row_scales", 128, 8192, MI300X, ("k_part_scaled", 1, "table")),
+    ("gemm_a8w8", 128, 8192, MI300X, ("k_large", 3, "default")),              # a row_scales@part row: row scales only
+    ("gemm_a8w8.row_scales", 128, 8192, "", ("k_scaled", 1, "table")),
+])
+def test_part_rows_answer_only_on_a_device_of_that_name(op, M, N, device_name, expect):
+    assert lookup(M, N, 4096, kernels=PART_KERNELS, rows=PART_ROWS, op=op, device_name=device_name) == expect
+
+
+def test_part_rows_are_exact_rows_only():
+    """A default row of one part is ignored by the lookup (and refused by the build, below)."""
+    rows = PART_ROWS + "gfx942,gemm_a8w8@MI300X,fp8_e4m3fnuz,bf16,8192,0,0,k_part,1\n"
+    assert lookup(2048, 1024, 1024, kernels=PART_KERNELS, rows=rows, device_name=MI300X) == ("k_large", 3, "default")
+
+
+@pytest.mark.parametrize("op, N, K, message", [
+    ("gemm_a8w8@H100", 0, 0, "needs an exact N and K"),
+    ("gemm_a8w8@H 100", 4096, 4096, "one word of letters and digits"),
+    ("gemm_a8w8@", 4096, 4096, "one word of letters and digits"),
+    ("gemm_a16w16.row_scales@H100", 4096, 4096, "only gemm_a8w8 rows"),
+])
+def test_build_refuses_bad_part_rows(op, N, K, message):
+    from source_modules import load_source
+    bk = load_source("tools/build_kernels.py", "build_kernels_part_rows")
+    row = {"op": op, "N": str(N), "K": str(K), "m_max": "128"}
+    with pytest.raises(SystemExit, match=message):
+        bk.check_part("sm_90a", row)
+        bk.check_row_scaling("sm_90a", row)
+
+
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+@pytest.mark.parametrize("op, M, N, K, tile", [
+    ("gemm_a16w16", 16384, 57344, 8192, "t128x256x64"),
+    ("gemm_a16w16", 4096, 36864, 7168, "t256x128x64"),
+    ("gemm_a16w16", 1024, 36864, 7168, "t256x128x64"),
+    ("gemm_a8w8", 16384, 57344, 8192, "t256x128x128"),
+    ("gemm_a8w8", 16384, 36864, 7168, "t128x256x128"),
+    ("gemm_a8w8", 4096, 36864, 7168, "t128x256x128"),
+    ("gemm_a8w8.row_scales", 4096, 36864, 7168, "t256x128x128"),
+    ("gemm_a8w8.row_scales", 16384, 7168, 18432, "t256x128x128"),
+    ("gemm_a8w8.row_scales", 16384, 8192, 8192, "t128x256x128"),
+    ("gemm_a8w8.row_scales", 4096, 28672, 4096, "t256x128x128"),
+])
+def test_sm90a_h100_rows_replace_the_ping_pong_picks_on_an_h100_only(op, M, N, K, tile):
+    """Forty-ninth session (docs/PERF.md): on an H100 the shared rows' ping-pong t128x128 picks ran 1.09-1.41x the
+    time of a 256-wide tile on these layers; the H200 they were measured on keeps them."""
+    dtype = "bf16" if op == "gemm_a16w16" else "fp8_e4m3fn"
+    kernel = f"{op.split('.')[0]}.{dtype}.bf16.{tile}.sm90a"
+    assert sm90a_lookup(op, M, N, K, device_name=H100) == (kernel, 1, "table")
+    for name in ("", "NVIDIA H200", "NVIDIA GH200 480GB"):
+        shared = sm90a_lookup(op, M, N, K, device_name=name)
+        assert shared == sm90a_lookup(op, M, N, K) and shared[0] != kernel
+
+
+def test_explain_answers_for_a_named_device():
+    """flygemm.explain(device_name=...) answers as the ops do on a device of that name (the H100 rows above); an arch
+    name alone answers for the reference part."""
+    if "sm_90a" not in json.loads(torch.ops.flygemm._info())["archs"]:
+        pytest.skip("sm_90a kernels not linked into this build")
+    on_h100 = flygemm.explain("gemm_a16w16", 16384, 57344, 8192, device="sm_90a", device_name=H100)
+    assert on_h100["kernel"] == "gemm_a16w16.bf16.bf16.t128x256x64.sm90a"
+    assert flygemm.explain("gemm_a16w16", 16384, 57344, 8192, device="sm_90a")["kernel"] == \
+        "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"
 
 
 @pytest.mark.parametrize("M, N, K, tile", [

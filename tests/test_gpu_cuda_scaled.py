@@ -211,10 +211,40 @@ def test_calls_with_row_scales_run_the_row_scales_rows(tmp_path, monkeypatch):
             assert rel_fro(out[sample.cuda()].cpu(), ref) <= 1e-2, (M, N, K, sa.numel(), sw.numel())
             del out
         picks = dispatch_log(log)
-        assert picks[("gemm_a8w8.row_scales", M, N, K)] == (kernel, split_k, "table")
+        scaled = flygemm.explain("gemm_a8w8.row_scales", M, N, K, FP8, device="cuda")
+        assert picks[("gemm_a8w8.row_scales", M, N, K)] == (scaled["kernel"], scaled["split_k"], "table")
+        shared = flygemm.explain("gemm_a8w8.row_scales", M, N, K, FP8, device="sm_90a")
+        if scaled == shared:  # no "<op>@<part>" row of this GPU on the layer: the row_scales row answered
+            assert (scaled["kernel"], scaled["split_k"]) == (kernel, split_k)
         per_tensor = flygemm.explain("gemm_a8w8", M, N, K, FP8, device="cuda")
         assert picks[("gemm_a8w8", M, N, K)] == (per_tensor["kernel"], per_tensor["split_k"], per_tensor["source"])
-        assert flygemm.explain("gemm_a8w8.row_scales", M, N, K, FP8, device="cuda")["kernel"] == kernel
+
+
+@requires_cuda
+def test_ops_launch_the_rows_of_this_gpus_part(tmp_path, monkeypatch):
+    """Rows of op "<op>@<part>" (sm_90a.csv: "@H100") answer only on a GPU whose name has that word: the op launches
+    what flygemm.explain answers for this device (its name included), which on an H100 is the part's row and elsewhere
+    the shared row; results match the oracle on sampled rows."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the sm_90a table's rows")
+    log = tmp_path / "dispatch.csv"
+    monkeypatch.setenv("FLYGEMM_LOG_DISPATCH", str(log))
+    name = torch.cuda.get_device_name()
+    M, N, K = 4096, 28672, 4096   # a gemm_a8w8.row_scales@H100 row
+    g = torch.Generator(device="cuda").manual_seed(911)
+    a, sa = quant.quantize_fp8_per_token(torch.randn(M, K, device="cuda", generator=g), FP8)
+    w, sw = quant.quantize_fp8_per_tensor(torch.randn(N, K, device="cuda", generator=g) / math.sqrt(K), FP8)
+    out = torch.ops.flygemm.gemm_a8w8(a, w, sa, sw, None)
+    torch.cuda.synchronize()
+    here = flygemm.explain("gemm_a8w8.row_scales", M, N, K, FP8, device="cuda")
+    assert dispatch_log(log)[("gemm_a8w8.row_scales", M, N, K)] == (here["kernel"], here["split_k"], "table")
+    on_h100 = flygemm.explain("gemm_a8w8.row_scales", M, N, K, FP8, device="sm_90a", device_name="NVIDIA H100 80GB HBM3")
+    shared = flygemm.explain("gemm_a8w8.row_scales", M, N, K, FP8, device="sm_90a")
+    assert on_h100["kernel"] != shared["kernel"]
+    assert here == (on_h100 if "H100" in name.split() else shared), name
+    sample = torch.cat([torch.tensor([0, M - 1]), torch.randint(1, M - 1, (6,), generator=torch.Generator().manual_seed(9))])
+    ref = torch.ops.flygemm.gemm_a8w8(a[sample.cuda()].cpu(), w.cpu(), sa[sample.cuda()].cpu(), sw.cpu(), None)
+    assert rel_fro(out[sample.cuda()].cpu(), ref) <= 1e-2
 
 
 @requires_cuda

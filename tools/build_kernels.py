@@ -119,10 +119,34 @@ ROW_SCALES_SUFFIX = ".row_scales"
 OPS_WITH_ROW_SCALES = ("gemm_a8w8",)
 
 
-def check_row_scaling(arch: str, row: dict) -> None:
-    if not row["op"].endswith(ROW_SCALES_SUFFIX):
+# "<op>@<part>": an exact row measured on one part of the arch, answering only on a device whose name has <part> as a
+# word (csrc/dispatch.h kPartSeparator; "gemm_a16w16@H100" on an "NVIDIA H100 80GB HBM3"), ahead of the shared rows.
+PART_SEPARATOR = "@"
+
+
+def split_part(op: str) -> tuple[str, str]:
+    """'gemm_a8w8.row_scales@H100' -> ('gemm_a8w8.row_scales', 'H100'); no part: (op, '')."""
+    base, _, part = op.partition(PART_SEPARATOR)
+    return base, part
+
+
+def check_part(arch: str, row: dict) -> None:
+    base, part = split_part(row["op"])
+    if PART_SEPARATOR not in row["op"]:
         return
-    op = row["op"][:-len(ROW_SCALES_SUFFIX)]
+    if not part.isalnum() or not part.isascii():
+        raise SystemExit(f"{arch}.csv: {row['op']!r}: the part after {PART_SEPARATOR!r} must be one word of letters "
+                         f"and digits, as in a device name (H100)")
+    if not int(row["N"] or 0) or not int(row["K"] or 0):
+        raise SystemExit(f"{arch}.csv: {row['op']!r} row at m_max {row['m_max']} needs an exact N and K "
+                         f"(default rows are shared by every part)")
+
+
+def check_row_scaling(arch: str, row: dict) -> None:
+    op = split_part(row["op"])[0]
+    if not op.endswith(ROW_SCALES_SUFFIX):
+        return
+    op = op[:-len(ROW_SCALES_SUFFIX)]
     if op not in OPS_WITH_ROW_SCALES:
         raise SystemExit(f"{arch}.csv: {row['op']!r}: only {', '.join(OPS_WITH_ROW_SCALES)} rows may be "
                          f"restricted to calls with row scales")
@@ -141,6 +165,7 @@ def read_dispatch_rows(arch: str, kernel_names: set[str]) -> list[dict]:
             raise SystemExit(f"{arch}.csv: row for arch {row['arch']!r}")
         if row["kernel"] not in kernel_names:
             raise SystemExit(f"{arch}.csv: kernel {row['kernel']!r} is not in {arch}.kernels.csv")
+        check_part(arch, row)
         check_row_scaling(arch, row)
         rows.append({
             "op": row["op"], "in_dtype": row["in_dtype"], "out_dtype": row["out_dtype"],

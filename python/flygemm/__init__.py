@@ -121,7 +121,8 @@ def _arch_of(device) -> str:
 
 
 def explain(op: str, M: int, N: int, K: int, dtype: torch.dtype = torch.bfloat16,
-            device="cuda", out_dtype: Optional[torch.dtype] = None, w_layout: Optional[str] = None) -> dict:
+            device="cuda", out_dtype: Optional[torch.dtype] = None, w_layout: Optional[str] = None,
+            device_name: Optional[str] = None) -> dict:
     """The kernel and split_k the dispatch table picks for a problem.
 
     op: an op name; "gemm_a8w8.row_scales" for a gemm_a8w8 call with a per-token a_scale or a per-channel
@@ -133,11 +134,25 @@ def explain(op: str, M: int, N: int, K: int, dtype: torch.dtype = torch.bfloat16
     unknown (the table's first choice).
     A torch device answers for that GPU's SM count, as the ops do (the default rows' one-wave rules
     count SMs); an arch name answers for the arch's reference part (sm_90a: 132 SMs).
+    device_name: answer as on a device of that name ("NVIDIA H100 80GB HBM3": the table's H100 rows, those of op
+    "<op>@H100"); None: a torch device's own name, the arch's reference part (sm_90a: the H200) for an arch name.
     """
     arch = _arch_of(device)
     if arch == "cpu":
         return {"kernel": "cpu_reference", "split_k": 1, "source": "cpu", "arch": "cpu"}
-    return json.loads(ops._explain(op, M, N, K, dtype, out_dtype, arch, w_layout, _sm_count(device)))
+    if device_name is None:
+        device_name = _device_name(device)
+    return json.loads(ops._explain(op, M, N, K, dtype, out_dtype, arch, w_layout, _sm_count(device), device_name))
+
+
+def _device_name(device) -> Optional[str]:
+    """A GPU device's name (what the ops match "<op>@<part>" rows against), None for an arch name or no such device."""
+    if isinstance(device, str) and device in ("sm_90a", "gfx942", "gfx950", "cpu"):
+        return None
+    dev = torch.device(device)
+    if dev.type != "cuda" or not torch.cuda.is_available():
+        return None
+    return torch.cuda.get_device_name(dev)
 
 
 def _sm_count(device) -> Optional[int]:

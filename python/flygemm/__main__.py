@@ -36,7 +36,8 @@ def cmd_explain(args) -> int:
     dtype = DTYPES[args.dtype]
     out_dtype = DTYPES[args.out_dtype] if args.out_dtype else None
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    print(json.dumps(flygemm.explain(args.op, args.M, args.N, args.K, dtype, device, out_dtype)))
+    print(json.dumps(flygemm.explain(args.op, args.M, args.N, args.K, dtype, device, out_dtype,
+                                     device_name=args.device_name)))
     return 0
 
 
@@ -54,6 +55,8 @@ def main(argv=None) -> int:
     ex.add_argument("--dtype", default="bf16", choices=sorted(DTYPES))
     ex.add_argument("--out-dtype", choices=sorted(DTYPES))
     ex.add_argument("--device", help="cuda, cpu, or an arch name (sm_90a, gfx942, gfx950)")
+    ex.add_argument("--device-name", help="answer as on a device of this name (e.g. 'NVIDIA H100 80GB HBM3'); "
+                                          "default: the device's own, the arch's reference part for an arch name")
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["bench"]:  # everything after 'bench' belongs to the bench parser
         from flygemm import bench
