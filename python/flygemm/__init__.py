@@ -147,22 +147,22 @@ def explain(op: str, M: int, N: int, K: int, dtype: torch.dtype = torch.bfloat16
 
 def _device_name(device) -> Optional[str]:
     """A GPU device's name (what the ops match "<op>@<part>" rows against), None for an arch name or no such device."""
+    dev = _gpu(device)
+    return None if dev is None else torch.cuda.get_device_name(dev)
+
+
+def _gpu(device) -> Optional[torch.device]:
+    """The torch GPU device `device` names, None for an arch name or a machine without that device."""
     if isinstance(device, str) and device in ("sm_90a", "gfx942", "gfx950", "cpu"):
         return None
     dev = torch.device(device)
-    if dev.type != "cuda" or not torch.cuda.is_available():
-        return None
-    return torch.cuda.get_device_name(dev)
+    return dev if dev.type == "cuda" and torch.cuda.is_available() else None
 
 
 def _sm_count(device) -> Optional[int]:
     """SMs (CUs) of a GPU device, None for an arch name or a machine without that device."""
-    if isinstance(device, str) and device in ("sm_90a", "gfx942", "gfx950", "cpu"):
-        return None
-    dev = torch.device(device)
-    if dev.type != "cuda" or not torch.cuda.is_available():
-        return None
-    return torch.cuda.get_device_properties(dev).multi_processor_count
+    dev = _gpu(device)
+    return None if dev is None else torch.cuda.get_device_properties(dev).multi_processor_count
 
 
 def warmup(device=None) -> None:
