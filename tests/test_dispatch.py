@@ -1299,16 +1299,35 @@ H100 = "NVIDIA H100 80GB HBM3"
     ("gemm_a8w8.row_scales", 16384, 7168, 18432, "t256x128x128"),
     ("gemm_a8w8.row_scales", 16384, 8192, 8192, "t128x256x128"),
     ("gemm_a8w8.row_scales", 4096, 28672, 4096, "t256x128x128"),
+    # fiftieth session (ab-50-pp-h100.pairs)
+    ("gemm_a16w16", 16384, 24576, 1536, "t128x256x64"),
+    ("gemm_a16w16", 4096, 57344, 8192, "t128x256x64"),
+    ("gemm_a16w16", 1024, 57344, 8192, "t256x128x64"),
+    ("gemm_a16w16", 1024, 24576, 1536, "t256x128x64"),
+    ("gemm_a8w8", 54560, 8192, 8192, "t128x256x128"),
+    ("gemm_a8w8.row_scales", 54560, 8192, 8192, "t128x256x128"),
+    ("gemm_a8w8", 16384, 28672, 4096, "t256x128x128"),
+    ("gemm_a8w8.row_scales", 16384, 28672, 4096, "t256x128x128"),
+    ("gemm_a8w8", 1024, 28672, 4096, "t256x128x128"),
+    ("gemm_a8w8", 1024, 4096, 4096, "t256x128x128"),
+    ("gemm_a8w8.row_scales", 16384, 4096, 14336, "t256x128x128"),
 ])
 def test_sm90a_h100_rows_replace_the_ping_pong_picks_on_an_h100_only(op, M, N, K, tile):
-    """Forty-ninth session (docs/PERF.md): on an H100 the shared rows' ping-pong t128x128 picks ran 1.09-1.41x the
-    time of a 256-wide tile on these layers; the H200 they were measured on keeps them."""
+    """Forty-ninth and fiftieth sessions (docs/PERF.md): on an H100 the shared rows' ping-pong t128x128 picks ran
+    1.02-1.41x the time of a 256-wide tile on these layers; the H200 they were measured on keeps them."""
     dtype = "bf16" if op == "gemm_a16w16" else "fp8_e4m3fn"
     kernel = f"{op.split('.')[0]}.{dtype}.bf16.{tile}.sm90a"
     assert sm90a_lookup(op, M, N, K, device_name=H100) == (kernel, 1, "table")
     for name in ("", "NVIDIA H200", "NVIDIA GH200 480GB"):
         shared = sm90a_lookup(op, M, N, K, device_name=name)
         assert shared == sm90a_lookup(op, M, N, K) and shared[0] != kernel
+
+
+def test_sm90a_h100_row_of_one_scaling_leaves_the_other_on_the_shared_pick():
+    """16384 x 4096 x 14336 on an H100: the 256-wide tile won per-token only (0.929; per-tensor 1.017), so only the
+    row_scales op has an H100 row there."""
+    assert sm90a_lookup("gemm_a8w8", 16384, 4096, 14336, device_name=H100) == \
+        sm90a_lookup("gemm_a8w8", 16384, 4096, 14336) == ("gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a", 1, "table")
 
 
 def test_explain_answers_for_a_named_device():
