@@ -1299,7 +1299,8 @@ H100 = "NVIDIA H100 80GB HBM3"
     ("gemm_a8w8.row_scales", 16384, 7168, 18432, "t256x128x128"),
     ("gemm_a8w8.row_scales", 16384, 8192, 8192, "t128x256x128"),
     ("gemm_a8w8.row_scales", 4096, 28672, 4096, "t256x128x128"),
-    # fiftieth session (ab-50-pp-h100.pairs)
+    # fiftieth session (ab-50-pp-h100.pairs); 16384 x 24576 x 1536 confirmed by ab-51-bf16-24576.pairs
+    ("gemm_a16w16", 16384, 24576, 1536, "t128x256x64"),
     ("gemm_a16w16", 4096, 57344, 8192, "t128x256x64"),
     ("gemm_a16w16", 1024, 57344, 8192, "t256x128x64"),
     ("gemm_a16w16", 1024, 24576, 1536, "t256x128x64"),
