@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "device_runtime.h"
 #include "dispatch.h"
@@ -111,6 +112,37 @@ at::Tensor mx_operand_to_bf16(const KernelRecord& k, const at::Tensor& src, cons
   return out;
 }
 
+// One MX operand [rows, K] (fp8 bytes or fp4 pairs) with E8M0 scales -> e4m3 [rows, K] and the fp32 scales of its
+// 128-wide K groups: [rows, ceil(K/128)] for group_rows 1 (the activation, 1x128) or [ceil(rows/128), ceil(K/128)]
+// for 128 (the weight, 128x128), the layout gemm_a8w8_blockscale takes.
+std::pair<at::Tensor, at::Tensor> mx_operand_to_blockscale(const KernelRecord& k, const at::Tensor& src,
+                                                           const at::Tensor& scale, int64_t K,
+                                                           int64_t group_rows, int device) {
+  at::Tensor x = aligned_rows(src, /*copy_values=*/true);
+  at::Tensor s = scale.contiguous();
+  const int64_t rows = x.size(0), groups = (K + 127) / 128;
+  at::Tensor values = at::empty({rows, K}, x.options().dtype(at::kFloat8_e4m3fn));
+  at::Tensor scales = at::empty({(rows + group_rows - 1) / group_rows, groups}, x.options().dtype(at::kFloat));
+  LaunchArgs la;
+  la.a = x.data_ptr();
+  la.a_scale = s.data_ptr();
+  la.a_scale_kind = ScaleKind::mx_e8m0;
+  la.out = values.data_ptr();
+  la.workspace = scales.data_ptr<float>();
+  la.M = rows;
+  la.N = group_rows;
+  la.K = K;
+  la.lda = x.stride(0);  // storage elements = bytes for fp8 and packed fp4
+  la.ldo = K;
+  la.M_pad = groups;     // the scales' row stride
+  la.device = device;
+  la.stream = at::cuda::getCurrentCUDAStream(device).stream();
+  char err[512] = {0};
+  const int rc = k.launch(la, err, sizeof(err));
+  TORCH_CHECK(rc == 0, "flygemm: launching ", k.name, " failed (", rc, "): ", err);
+  return {values, scales};
+}
+
 }  // namespace
 
 void ensure_loaded(const KernelRecord& k, int device) {
@@ -171,6 +203,16 @@ void device_gemm(const OpArgs& args, const Problem& p, at::Tensor& out) {
     const std::optional<at::Tensor> none;
     const OpArgs bf16_args{OpKind::a16w16, a16, w16, none, none, args.bias, p.out_dtype};
     device_gemm(bf16_args, check_args(bf16_args), out);
+    return;
+  }
+  if (converts_mx_to_blockscale(k)) {  // MX beyond decode sizes: e4m3 operands with 1x128 / 128x128 fp32
+                                       // scales (exact while a group's blocks span <= 14 binades for MXFP4),
+                                       // then the fp8 blockscale GEMM through its own rows
+    const auto [a8, a_s] = mx_operand_to_blockscale(k, args.a, *args.a_scale, K, 1, device);
+    const auto [w8, w_s] = mx_operand_to_blockscale(k, plain_weight(args.w), *args.w_scale, K, 128, device);
+    const std::optional<at::Tensor> a_scale(a_s), w_scale(w_s);
+    const OpArgs bs_args{OpKind::a8w8_blockscale, a8, w8, a_scale, w_scale, args.bias, p.out_dtype};
+    device_gemm(bs_args, check_args(bs_args), out);
     return;
   }
 

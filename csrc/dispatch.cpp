@@ -518,6 +518,10 @@ bool converts_mx_to_bf16(const KernelRecord& k) {
   return k.meta_json && std::strstr(k.meta_json, "\"role\": \"mx_to_bf16\"") != nullptr;
 }
 
+bool converts_mx_to_blockscale(const KernelRecord& k) {
+  return k.meta_json && std::strstr(k.meta_json, "\"role\": \"mx_to_blockscale\"") != nullptr;
+}
+
 bool swaps_operands(const KernelRecord& k) {
   return k.meta_json && std::strstr(k.meta_json, "\"swap_ab\": true") != nullptr;
 }

@@ -76,6 +76,9 @@ size_t choice_cache_size();
 // Records that convert an MX operand to bf16 for the bf16 GEMM (kernels/cuda/gemm_mxfp.py) say so
 // in their metadata.
 bool converts_mx_to_bf16(const KernelRecord& k);
+// Records that regroup an MX operand into e4m3 values with fp32 1x128 / 128x128 scales for the fp8
+// blockscale GEMM (kernels/cuda/gemm_mxfp.py, to=blockscale).
+bool converts_mx_to_blockscale(const KernelRecord& k);
 
 // Swapped-operand tile kernels (kernels/cuda/_hopper_gemm.py swap_ab, the `.sw` kernels: tile_m weight rows
 // by tile_n tokens per tile) say so in their metadata.

@@ -1,5 +1,7 @@
-"""GPU tests of gemm_mxfp8 / gemm_mxfp4 beyond decode sizes on CUDA (skipped without an NVIDIA GPU):
-the exact MX -> bf16 conversion (kernels/cuda/gemm_mxfp.py) followed by the bf16 GEMM.
+"""GPU tests of gemm_mxfp8 / gemm_mxfp4 beyond decode sizes on CUDA (skipped without an NVIDIA GPU): the
+regrouping into e4m3 + 1x128 / 128x128 fp32 scales followed by the fp8 blockscale GEMM (the default,
+kernels/cuda/gemm_mxfp.py to=blockscale), and the exact MX -> bf16 conversion followed by the bf16 GEMM (fp16
+outputs; forced here with FLYGEMM_FORCE_KERNEL).
 
 Every case runs the real op's _out variant into a NaN-poisoned view with padded and guard rows and
 compares with the CPU op (the oracle) on the same quantized inputs (relative Frobenius error <= 1e-2),
@@ -27,9 +29,20 @@ M_VALUES = [65, 128, 1000, 4097]
 DECODE_M_VALUES = [17, 40, 64]   # the MX decode bucket up to M = 64 (sm_90a.csv): several M tiles, the last ragged
 
 
-def converter_built(op):
-    return any(k["arch"] == "sm_90a" and k["op"] == op and k["meta"].get("role") == "mx_to_bf16"
+def converter_built(op, role="mx_to_bf16"):
+    return any(k["arch"] == "sm_90a" and k["op"] == op and k["meta"].get("role") == role
                for k in flygemm.info()["kernels"])
+
+
+CONVERTERS = {"regroup": "mx_to_blockscale", "dequant": "mx_to_bf16"}
+
+
+def force_converter(monkeypatch, op, converter):
+    """Pins the MX record of `converter` for op (the inner blockscale / bf16 GEMM keeps its own rows)."""
+    if not converter_built(op, CONVERTERS[converter]):
+        pytest.skip(f"no sm_90a {converter} record for {op} in this build")
+    dtype = "fp8_e4m3fn" if op == "gemm_mxfp8" else "fp4_e2m1_x2"
+    monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"gemm_mxfp.{op.split('_')[1]}.{dtype}.bf16.{converter}.sm90a")
 
 
 def operands(op, M, N, K, seed, a_gain=1.0, w_gain=1.0):
@@ -57,12 +70,14 @@ def run_checked(op, a, w, sa, sw, bias, M, N):
 @pytest.mark.parametrize("N,K", SHAPES)
 @pytest.mark.parametrize("layout", ["plain", "preshuffled"])
 @pytest.mark.parametrize("with_bias", [True, False])
-def test_matches_oracle(op, M, N, K, layout, with_bias):
+@pytest.mark.parametrize("converter", sorted(CONVERTERS))
+def test_matches_oracle(op, M, N, K, layout, with_bias, converter, monkeypatch):
     if not converter_built(op):
         pytest.skip(f"no sm_90a MX converter for {op} in this build")
     a, w, sa, sw, bias = operands(op, M, N, K, seed=M * 7 + N + K)
     bias = bias if with_bias else None
     assert flygemm.explain(op, M, N, K, OPS[op][1], "cuda")["kernel"].startswith("gemm_mxfp.")
+    force_converter(monkeypatch, op, converter)
     w_in = flygemm.preshuffle(w) if layout == "preshuffled" else w
     out = run_checked(op, a, w_in, sa, sw, bias, M, N)
     ref = getattr(torch.ops.flygemm, op)(a.cpu(), w.cpu(), sa.cpu(), sw.cpu(), None if bias is None else bias.cpu())
@@ -93,8 +108,8 @@ def test_decode_bucket_above_one_tile_matches_oracle(op, M, N, K, layout):
 @pytest.mark.parametrize("M", [64, 65])
 def test_extreme_scales_are_exact(op, M):
     """Activations scaled by 2^60 and weights by 2^-60: E8M0 bytes near 187 and 67. The products are
-    ordinary numbers; the conversion (M = 65) keeps every scaled value exact in bf16, the decode kernels
-    (M = 64) apply the scales as exact fp32 powers of two."""
+    ordinary numbers; the regrouping (M = 65) carries the scales as exact fp32 powers of two per 128-wide group,
+    as the decode kernels (M = 64) do per block."""
     if not converter_built(op):
         pytest.skip(f"no sm_90a MX converter for {op} in this build")
     N, K = 256, 1024
@@ -106,6 +121,32 @@ def test_extreme_scales_are_exact(op, M):
     ref = getattr(torch.ops.flygemm, op)(a.cpu(), w.cpu(), sa.cpu(), sw.cpu())
     assert torch.isfinite(out).all()
     assert rel_fro(out, ref) <= 1e-2
+
+
+@requires_cuda
+@pytest.mark.parametrize("op", sorted(OPS))
+@pytest.mark.parametrize("layout", ["plain", "preshuffled"])
+def test_channels_of_unequal_size_keep_their_accuracy(op, layout):
+    """The regrouping's 128 x 128 weight groups: weight rows 2^0 .. 2^-12 (MXFP4: exact while a group spans <= 14
+    binades) or 2^0 .. 2^-6 (MXFP8: 4e-5 in the CPU emulation, tests/test_cuda_mx_convert.py) of the strongest row
+    of their 128-row block. Every output column within 1e-2 of the oracle's; a weak row lost in the conversion
+    would be off by about 1."""
+    if not converter_built(op, "mx_to_blockscale"):
+        pytest.skip(f"no sm_90a regrouping record for {op} in this build")
+    M, N, K = 200, 384, 1024
+    assert "regroup" in flygemm.explain(op, M, N, K, OPS[op][1], "cuda")["kernel"]
+    g = torch.Generator(device="cuda").manual_seed(21)
+    x = torch.randn(M, K, generator=g, device="cuda")
+    spread = 13 if op == "gemm_mxfp4" else 7
+    gain = torch.exp2(-(torch.arange(N, device="cuda") % spread).float())[:, None]
+    wf = torch.randn(N, K, generator=g, device="cuda") * gain / math.sqrt(K)
+    a, sa = OPS[op][0](x)
+    w, sw = OPS[op][0](wf)
+    w_in = flygemm.preshuffle(w) if layout == "preshuffled" else w
+    out = run_checked(op, a, w_in, sa, sw, None, M, N).float().cpu()
+    ref = getattr(torch.ops.flygemm, op)(a.cpu(), w.cpu(), sa.cpu(), sw.cpu()).float()
+    col_err = (out - ref).norm(dim=0) / ref.norm(dim=0)
+    assert col_err.max() <= 1e-2, (col_err.argmax().item(), col_err.max().item())
 
 
 @requires_cuda

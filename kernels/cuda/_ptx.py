@@ -270,6 +270,27 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
                              "shl.b32 u, t, 22; add.u32 u, u, 0x3F000000; setp.lt.u32 p, t, 2;\n"
                              "@p mul.lo.u32 u, t, 0x3F000000; or.b32 $0, u, s; }", "=r,r"))
 
+    def f32x4_to_e4m3x4(v0, v1, v2, v3):
+        """Four fp32 -> one word of 4 e4m3 bytes (v0 in byte 0), each rounded to nearest even with
+        saturation to +-448 (satfinite); NaN stays NaN."""
+        return Int32(_asm([T.i32()], [Float32(v0), Float32(v1), Float32(v2), Float32(v3)],
+                          "{ .reg .b16 l, h; cvt.rn.satfinite.e4m3x2.f32 l, $2, $1;\n"
+                          "cvt.rn.satfinite.e4m3x2.f32 h, $4, $3; mov.b32 $0, {l, h}; }", "=r,f,f,f,f"))
+
+    def redux_max_u32(x):
+        """Largest x over the (fully active) warp."""
+        return Int32(_asm([T.i32()], [Int32(x)], "redux.sync.max.u32 $0, $1, 0xffffffff;", "=r,r", side=True))
+
+    def stg_v4_p(addr, v, pred):
+        """16 bytes to global memory where pred != 0."""
+        _asm([], [Int64(addr)] + [Int32(x) for x in v] + [Int32(pred)],
+             "{ .reg .pred p; setp.ne.b32 p, $5, 0;\n@p st.global.v4.b32 [$0], {$1,$2,$3,$4}; }",
+             "l,r,r,r,r,r", side=True)
+
+    def stg_f32_p(addr, v, pred):
+        _asm([], [Int64(addr), Float32(v), Int32(pred)],
+             "{ .reg .pred p; setp.ne.b32 p, $2, 0;\n@p st.global.f32 [$0], $1; }", "l,f,r", side=True)
+
     def sts_b32(addr, v):
         _asm([], [Int32(addr), Int32(v)], "st.shared.b32 [$0], $1;", "r,r", side=True)
 

@@ -53,12 +53,25 @@ THREADS = 256
 MX_BLOCK = 32
 # op -> (in_dtype code, source bytes per 32-element block)
 _OPS = {"gemm_mxfp8": ("fp8_e4m3fn", 32), "gemm_mxfp4": ("fp4_e2m1_x2", 16)}
+# param `to`: the GEMM the converted operands feed
+_TARGETS = ("bf16", "blockscale")
+# Regrouping (to=blockscale): a warp converts one group of REGROUP_ROWS rows x 128 K (4 MX blocks per row),
+# a lane the group's rows lane, lane + 32, ...; REGROUP_WARPS groups (consecutive along K) per CTA.
+REGROUP_ROWS = 128
+REGROUP_WARPS = 4
+GROUP_K = 128
+# e2m1 values reach 6, e4m3 448: an MXFP4 group's largest block is stored times 2^6, so its weaker blocks
+# keep 6 more binades before they reach e4m3's subnormals.
+FP4_HEADROOM = 6
+# Blocks more than this many binades below their group's largest round to zero whatever their values are;
+# clamping the exponent keeps the fp32 factor a normal number.
+MIN_SHIFT = -64
 
 
 class Config:
     """One specialization: which MX format it converts (pure Python)."""
 
-    def __init__(self, op, in_dtype=None, out_dtype="bf16"):
+    def __init__(self, op, in_dtype=None, out_dtype="bf16", to="bf16"):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         want_in, self.block_bytes = _OPS[op]
@@ -66,15 +79,25 @@ class Config:
             raise ValueError(f"{FAMILY}: {op} needs in_dtype {want_in}, got {in_dtype}")
         if out_dtype != "bf16":
             raise ValueError(f"{FAMILY}: MX ops write bf16, got out_dtype {out_dtype}")
-        self.op, self.in_dtype, self.out_dtype = op, want_in, out_dtype
+        if to not in _TARGETS:
+            raise ValueError(f"{FAMILY}: param to must be one of {sorted(_TARGETS)}, got {to!r}")
+        self.op, self.in_dtype, self.out_dtype, self.to = op, want_in, out_dtype, to
         self.fp4 = op == "gemm_mxfp4"
 
     @staticmethod
     def from_spec(spec: dict) -> "Config":
-        return Config(spec["op"], spec.get("in_dtype") or None, spec.get("out_dtype") or "bf16")
+        params = spec.get("params") or {}
+        return Config(spec["op"], spec.get("in_dtype") or None, spec.get("out_dtype") or "bf16",
+                      params.get("to", "bf16"))
 
     def meta(self) -> dict:
-        # "role" tells csrc/device_ops.cpp that this record converts operands for the bf16 GEMM.
+        # "role" tells csrc/device_ops.cpp which GEMM runs on the converted operands.
+        if self.to == "blockscale":
+            return {"role": "mx_to_blockscale", "op": self.op, "in_dtype": self.in_dtype,
+                    "out_dtype": self.out_dtype, "threads_per_cta": REGROUP_WARPS * 32,
+                    "group_rows": [1, REGROUP_ROWS], "fp4_headroom_log2": FP4_HEADROOM,
+                    "gemm": "e4m3 operands + fp32 1x128 / 128x128 scales -> gemm_a8w8_blockscale "
+                            "(blockscale dispatch rows)"}
         return {"role": "mx_to_bf16", "op": self.op, "in_dtype": self.in_dtype, "out_dtype": self.out_dtype,
                 "threads_per_cta": THREADS, "elements_per_thread": MX_BLOCK,
                 "source_bytes_per_thread": self.block_bytes,
@@ -137,16 +160,122 @@ def _make_kernel_class(cfg: Config):
     return MxToBf16Sm90
 
 
+def _make_regroup_class(cfg: Config):
+    """to=blockscale: one MX operand -> e4m3 values and fp32 scales of 128-wide K groups (see the module doc)."""
+    import cuda.bindings.driver as cuda
+    import cutlass.cute as cute
+    from cutlass import Int32, Int64
+
+    P = ptx.helpers(0)
+    SUB = GROUP_K // MX_BLOCK                 # MX blocks per group row
+    ROWS_PER_LANE = REGROUP_ROWS // 32
+    HEAD = FP4_HEADROOM if cfg.fp4 else 0
+
+    def decode(words):
+        """The 32 values of one MX block as fp32 (exact)."""
+        if cfg.fp4:
+            return [P.e2m1_to_f32(w, 4 * j) for w in words for j in range(8)]
+        vals = []
+        for w in words:
+            for h in P.e4m3x4_to_f16(w):
+                vals += P.f16x2_to_f32(h)
+        return vals
+
+    def is_nan_byte(e):
+        return P.bshr(e + 1, 8)              # 1 for the E8M0 NaN (255), 0 for 0..254
+
+    def pow2(d):
+        """2^d as fp32 for d in [MIN_SHIFT, 127]."""
+        return P.bits_f32(P.bshl(d + 127, 23))
+
+    def convert_block(x, row, blk, ok, e, r):
+        """One MX block of row `row`: its values times 2^(e - r + HEAD), rounded to e4m3 (exact unless
+        they fall below e4m3's subnormal step); all NaN where its E8M0 byte is the NaN code."""
+        words = []
+        for v in range(cfg.block_bytes // 16):
+            words += P.ldg_a(x.src + Int64(row) * x.lda_bytes + Int64(blk) * cfg.block_bytes + 16 * v, ok)
+        fac = pow2(P.bop("max.s32", e - r + HEAD, MIN_SHIFT))
+        vals = [P.fmul_exact(v, fac) for v in decode(words)]
+        nan_mask = is_nan_byte(e) * 0x7F7F7F7F   # 0x7F / 0xFF bytes are e4m3fn NaN
+        out = [P.bop("or.b32", P.f32x4_to_e4m3x4(*vals[4 * j:4 * j + 4]), nan_mask) for j in range(8)]
+        base = x.dst + Int64(row) * x.ldo + Int64(blk) * MX_BLOCK
+        P.stg_v4_p(base, out[:4], ok)
+        P.stg_v4_p(base + 16, out[4:], ok)
+
+    def regroup_lane(x, lane, warp, bx, by):
+        """Every lane runs this whole (the warp reduction needs all 32), predicated where out of range."""
+        g = by * REGROUP_WARPS + warp
+        g_ok = P.b2i(g * SUB < x.kblocks)
+        per_row = []
+        for i in range(ROWS_PER_LANE):
+            row = bx * REGROUP_ROWS + 32 * i + lane
+            row_ok = P.b2i(row < x.rows)
+            blocks, key = [], Int32(0)
+            for b in range(SUB):
+                blk = g * SUB + b
+                ok = row_ok * P.b2i(blk < x.kblocks)
+                e = P.ldg_u8_p(x.scale + Int64(row) * Int64(x.kblocks) + Int64(blk), ok)
+                # e + 1 for a usable block, 0 for one past the edge or with the NaN scale
+                key = P.umax(key, ok * (e + 1) * (1 - is_nan_byte(e)))
+                blocks.append((blk, ok, e))
+            per_row.append((row, row_ok, blocks, key))
+        lane_key = Int32(0)
+        for _, _, _, key in per_row:
+            lane_key = P.umax(lane_key, key)
+        group_key = P.redux_max_u32(lane_key)
+        block_wide = P.b2i(x.group_rows > 1)
+        for i, (row, row_ok, blocks, key) in enumerate(per_row):
+            key = block_wide * group_key + (1 - block_wide) * key
+            r = key - 1 + P.b2i(key == 0) * 128   # no usable block: any exponent (127) will do
+            for blk, ok, e in blocks:
+                convert_block(x, row, blk, ok, e, r)
+            s = P.e8m0_f32(r)
+            if HEAD:
+                s = P.fmul_exact(s, P.bits_f32((127 - HEAD) << 23))
+            # the group's scale: per row (group_rows 1), or once per 128-row block by lane 0
+            s_row = block_wide * bx + (1 - block_wide) * row
+            writer = block_wide * P.b2i(lane == 0) * (1 if i == 0 else 0) + (1 - block_wide) * row_ok
+            P.stg_f32_p(x.dst_scale + (Int64(s_row) * Int64(x.ld_scale) + Int64(g)) * 4, s, writer * g_ok)
+
+    class _Args:
+        def __init__(self, **kw):
+            self.__dict__.update(kw)
+
+    class MxRegroupSm90:
+        @cute.kernel
+        def kernel(self, src: Int64, scale: Int64, dst: Int64, dst_scale: Int64, rows: Int32, kblocks: Int32,
+                   lda_bytes: Int64, ldo: Int64, ld_scale: Int32, group_rows: Int32):
+            tid, _, _ = cute.arch.thread_idx()
+            bx, by, _ = cute.arch.block_idx()
+            x = _Args(src=src, scale=scale, dst=dst, dst_scale=dst_scale, rows=rows, kblocks=kblocks,
+                      lda_bytes=lda_bytes, ldo=ldo, ld_scale=ld_scale, group_rows=group_rows)
+            regroup_lane(x, tid % 32, tid // 32, bx, by)
+
+        @cute.jit
+        def __call__(self, src: Int64, scale: Int64, dst: Int64, dst_scale: Int64, rows: Int32, kblocks: Int32,
+                     lda_bytes: Int64, ldo: Int64, ld_scale: Int32, group_rows: Int32, stream: cuda.CUstream):
+            groups = (kblocks + SUB - 1) // SUB
+            self.kernel(src, scale, dst, dst_scale, rows, kblocks, lda_bytes, ldo, ld_scale, group_rows).launch(
+                grid=((rows + REGROUP_ROWS - 1) // REGROUP_ROWS, (groups + REGROUP_WARPS - 1) // REGROUP_WARPS, 1),
+                block=[REGROUP_WARPS * 32, 1, 1], stream=stream)
+
+    return MxRegroupSm90
+
+
 def compile_and_export(cfg: Config, out_dir: pathlib.Path, ident: str, arch: str = "sm_90a"):
     cx.import_dsl()
     import cuda.bindings.driver as cuda
     import cutlass.cute as cute
     from cutlass import Int32, Int64
 
-    kernel = _make_kernel_class(cfg)()
     i32, i64 = Int32(1), Int64(0)
-    compiled = cute.compile(kernel, i64, i64, i64, i32, i32, i64, i64, cuda.CUstream(0),
-                            options=f"--gpu-arch {arch}")
+    if cfg.to == "blockscale":
+        kernel = _make_regroup_class(cfg)()
+        args = (i64, i64, i64, i64, i32, i32, i64, i64, i32, i32)
+    else:
+        kernel = _make_kernel_class(cfg)()
+        args = (i64, i64, i64, i32, i32, i64, i64)
+    compiled = cute.compile(kernel, *args, cuda.CUstream(0), options=f"--gpu-arch {arch}")
     out_dir.mkdir(parents=True, exist_ok=True)
     compiled.export_to_c(str(out_dir), ident, ident)
     return out_dir / f"{ident}.h", out_dir / f"{ident}.o"
@@ -190,14 +319,61 @@ static int @IDENT@_launch(const flygemm::LaunchArgs& args, char* err, int err_le
 """
 
 
+_REGROUP_WRAPPER_ARGS = ["int64_t src", "int64_t scale", "int64_t dst", "int64_t dst_scale", "int32_t rows",
+                         "int32_t kblocks", "int64_t lda_bytes", "int64_t ldo", "int32_t ld_scale",
+                         "int32_t group_rows", "cudaStream_t stream"]
+
+_REGROUP_LAUNCH = r"""
+// Regroups one MX operand for the blockscale GEMM (see kernels/cuda/gemm_mxfp.py, to=blockscale):
+//   a [rows, K] MX bytes (row stride lda bytes), a_scale E8M0 [rows, K/32] -> out e4m3 [rows, K] (row stride
+//   ldo bytes) and workspace fp32 group scales [rows or ceil(rows/128), ld_scale = M_pad] (row stride M_pad
+//   floats); N = rows per scale group: 1 (1x128, the activation) or 128 (128x128, the weight).
+static int @IDENT@_launch(const flygemm::LaunchArgs& args, char* err, int err_len) {
+  using namespace @IDENT@_detail;
+  const long long rows = args.M, K = args.K, lim = 0x7fffffffLL;
+  if (rows < 0 || K < 0) return fail(err, err_len, "negative size");
+  if (rows == 0 || K == 0) return 0;
+  if (K % 32 != 0) return fail(err, err_len, "K must be a multiple of 32 (MX block)");
+  if (rows * (K / 32) > lim) return fail(err, err_len, "M * K / 32 must fit in int32");
+  if (args.N != 1 && args.N != 128) return fail(err, err_len, "rows per scale group (N) must be 1 or 128");
+  const long long row_bytes = K / 32 * kBlockBytes, groups = (K + 127) / 128;
+  if (args.lda < row_bytes || args.lda % 16 != 0)
+    return fail(err, err_len, "lda (bytes) must be >= the row's bytes and a multiple of 16");
+  if (args.ldo < K || args.ldo % 16 != 0) return fail(err, err_len, "ldo (bytes) must be >= K and a multiple of 16");
+  if (args.M_pad < groups || args.M_pad > lim) return fail(err, err_len, "scale row stride (M_pad) must be >= ceil(K/128)");
+  if (!args.a || !args.a_scale || !args.out || !args.workspace)
+    return fail(err, err_len, "null source, scale, output or output-scale pointer");
+  if (!aligned(args.a, 16) || !aligned(args.out, 16)) return fail(err, err_len, "source and output must be 16-byte aligned");
+  if (!aligned(args.workspace, 4)) return fail(err, err_len, "output scales must be 4-byte aligned fp32");
+  if (args.a_scale_kind != flygemm::ScaleKind::mx_e8m0) return fail(err, err_len, "scales must be E8M0 [rows, K/32]");
+  if (args.split_k != 1) return fail(err, err_len, "split_k must be 1");
+  if (loaded_sm_count(args.device, err, err_len) <= 0) return -1;
+  int64_t src = (int64_t)args.a, scale = (int64_t)args.a_scale, dst = (int64_t)args.out;
+  int64_t dst_scale = (int64_t)args.workspace;
+  int32_t r = (int32_t)rows, kblocks = (int32_t)(K / 32), ld_scale = (int32_t)args.M_pad;
+  int32_t group_rows = (int32_t)args.N;
+  int64_t lda_bytes = args.lda, ldo = args.ldo;
+  void* stream = args.stream;
+  int32_t ret = 0;
+  void* packed[12] = {&src, &scale, &dst, &dst_scale, &r, &kblocks, &lda_bytes, &ldo, &ld_scale, &group_rows,
+                      &stream, &ret};
+  @CIFACE@(packed, 12);
+  if (ret != 0) return fail_cuda(err, err_len, "kernel launch (cudaLaunchKernelEx)", ret);
+  return 0;
+}
+"""
+
+
 def adapter_cpp(ident: str, name: str, header_rel: str, ciface: str, cfg: Config) -> str:
     constants = _ADAPTER_CONSTANTS.replace("@BLOCK_BYTES@", str(cfg.block_bytes))
     text = cx.adapter_prelude(ident, name, pathlib.Path(__file__).name, header_rel, ciface, constants)
-    return text + _ADAPTER_LAUNCH.replace("@IDENT@", ident).replace("@CIFACE@", ciface)
+    launch = _REGROUP_LAUNCH if cfg.to == "blockscale" else _ADAPTER_LAUNCH
+    return text + launch.replace("@IDENT@", ident).replace("@CIFACE@", ciface)
 
 
 def default_name(cfg: Config) -> str:
-    return f"{FAMILY}.{cfg.op}.{cfg.in_dtype}.bf16.dequant.sm90a"
+    kind = "regroup" if cfg.to == "blockscale" else "dequant"
+    return f"{FAMILY}.{cfg.op}.{cfg.in_dtype}.bf16.{kind}.sm90a"
 
 
 def build(spec: dict, out_dir: pathlib.Path) -> dict:
@@ -216,9 +392,11 @@ def build(spec: dict, out_dir: pathlib.Path) -> dict:
         "arch": "sm_90a", "family": FAMILY, "ident": ident, "dsl": cx.dsl_version(),
         "source_sha256_16": hashlib.sha256(pathlib.Path(__file__).read_bytes()).hexdigest()[:16],
         "compile_seconds": round(time.time() - t0, 2), "c_entry": f"cute_dsl_{ident}_wrapper",
-        "requires": "K%32==0, source rows 16B aligned, out 16B aligned, ldo%8==0",
+        "requires": ("K%32==0, source rows 16B aligned, out 16B aligned, ldo%16==0 (bytes), scales fp32"
+                     if cfg.to == "blockscale" else "K%32==0, source rows 16B aligned, out 16B aligned, ldo%8==0"),
     })
-    ciface = cx.parse_launcher(FAMILY, header, ident, _EXPECTED_WRAPPER_ARGS)
+    wrapper_args = _REGROUP_WRAPPER_ARGS if cfg.to == "blockscale" else _EXPECTED_WRAPPER_ARGS
+    ciface = cx.parse_launcher(FAMILY, header, ident, wrapper_args)
     adapter = adapter_cpp(ident, name, header.name, ciface, cfg)
     result = {"objects": [obj.name], "adapter_cpp": adapter, **cx.link_result(out_dir), "meta": meta,
               "requires_k_multiple": MX_BLOCK, "requires_n_multiple": 1, "max_split_k": 1}
@@ -231,9 +409,10 @@ def build(spec: dict, out_dir: pathlib.Path) -> dict:
 def _main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--op", default="gemm_mxfp8", choices=sorted(_OPS))
+    ap.add_argument("--to", default="bf16", choices=_TARGETS)
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
-    spec = {"arch": "sm_90a", "op": a.op, "family": FAMILY}
+    spec = {"arch": "sm_90a", "op": a.op, "family": FAMILY, "params": {"to": a.to}}
     spec["name"] = default_name(Config.from_spec(spec))
     res = build(spec, pathlib.Path(a.out))
     print(json.dumps({k: v for k, v in res.items() if k != "adapter_cpp"}, indent=1))
