@@ -1,28 +1,47 @@
-"""gemm_mxfp8 / gemm_mxfp4 for sm_90a beyond decode sizes: exact dequantization to bf16, then the
-bf16 GEMM.
+"""gemm_mxfp8 / gemm_mxfp4 for sm_90a beyond decode sizes: the MX operands are rewritten for a GEMM that
+Hopper's tensor cores run, by one of two conversions (param `to`):
 
     out[m, n] = round_bf16( sum_k (A[m, k] * 2^(sa[m, k/32] - 127)) * (W[n, k] * 2^(sw[n, k/32] - 127))
                             + bias[n] )
 
-Hopper has no MX tensor-core instructions. An fp8 wgmma could run the products, but the E8M0
-scales change every 32 k per row and per column, so each 32-k step would need its own fp32
-promotion of the whole accumulator (4x the blockscale kernel's promotion work, which already costs
-it ~10%). Instead every MX value is rewritten as the bf16 number it denotes: an e4m3 value has 3
-mantissa bits and an e2m1 value 1, so x * 2^e is exact in bf16 (same exponent range as fp32)
-unless the fp32 oracle itself under- or overflows. The products then run on the bf16 wgmma
-kernels (kernels/cuda/gemm_a16w16.py, picked by the bf16 dispatch rows for (M, N, K)), with fp32
-accumulation. The decode sizes (M <= 16) keep kernels/cuda/gemm_splitk_decode.py, which reads the
-MX bytes directly.
+Hopper has no MX tensor-core instructions, and an fp8 wgmma fed the MX bytes as they are would need an fp32
+promotion of the whole accumulator every 32 k, with a scale that is an outer product (row x column): at least
+two FP32 operations per accumulator value per 32 k, which the FP32 pipe cannot hide behind the wgmma.
 
-This file's kernel is that conversion. One record per MX op; its launch converts ONE operand:
+to=blockscale (the `.regroup` records, the default rows): each operand is regrouped into the fp8 blockscale
+format - e4m3 values and one fp32 scale per 128-wide K group, 1 x 128 for A (per row) and 128 x 128 for W -
+and the products run on this project's fp8 blockscale GEMM (kernels/cuda/gemm_a8w8_blockscale.py, picked by
+the blockscale dispatch rows), which promotes every 128 k with one scale per row. The group's scale is
+2^(r - 127 - h) with r its largest E8M0 byte (the NaN byte 255 left out) and h = FP4_HEADROOM for MXFP4 (6:
+e2m1 values reach 6, e4m3 448), 0 for MXFP8; an MX block with byte e is stored as its values times
+2^(e - r + h), rounded to e4m3 (nearest even). That is exact while the result is an e4m3 number: for MXFP4
+whenever the group's blocks span at most 14 binades (e2m1 x 2^s is e4m3 for s in [-8, 6]); for MXFP8 at the
+group's largest block, and in a weaker block for every value that stays above e4m3's subnormal step
+2^-9 after the shift. Either way the error of a value is at most half that step at the group's scale
+(tests/test_cuda_mx_convert.py emulates the kernel and checks both; on Gaussian weights whose rows reach
+2^-6 of the strongest row of their 128-row block the output columns move by at most 4.3e-5 relative, 1e-3 at
+2^-9, 2.4e-2 at 2^-12 for MXFP8, 0 for MXFP4). A block with the NaN byte becomes all NaN (e4m3 0x7F) and
+its group's scale ignores it, so NaN reaches exactly the oracle's row (A) or column (W). Launch:
+
+    LaunchArgs.a / a_scale   the MX operand [rows, K] (row stride lda bytes) and its E8M0 bytes [rows, K/32]
+    LaunchArgs.out           e4m3 [rows, K], row stride ldo bytes
+    LaunchArgs.workspace     fp32 scales [rows or ceil(rows/128), ceil(K/128)], row stride M_pad floats
+    LaunchArgs.N             rows per scale group: 1 (A) or 128 (W)
+
+A warp converts one group (128 rows x 128 K; lane l the rows l, l + 32, l + 64, l + 96, each a 128-byte
+(fp8) or 64-byte (fp4) run of its row), finds r with one redux.sync over the warp (per lane for 1 x 128),
+then decodes (exact fp32), multiplies by the power of two, rounds (cvt.rn.satfinite.e4m3x2.f32) and stores.
+
+to=bf16 (the `.dequant` records; fp16 outputs, and FLYGEMM_FORCE_KERNEL): every MX value is rewritten as the
+bf16 number it denotes - an e4m3 value has 3 mantissa bits and an e2m1 value 1, so x * 2^e is exact in bf16
+(same exponent range as fp32) unless the fp32 oracle itself under- or overflows - and the products run on
+the bf16 wgmma kernels (kernels/cuda/gemm_a16w16.py, picked by the bf16 dispatch rows), exact but at the
+bf16 rate (0.52-0.58x of the blockscale GEMM's speed at 8192^3 / 54560 x 8192 x 8192 on the H200). Launch:
 
     LaunchArgs.a        source rows (fp8 bytes, or fp4 pairs packed in bytes), row stride lda bytes
     LaunchArgs.a_scale  E8M0 bytes [M, K/32], contiguous
     LaunchArgs.out      bf16 [M, K], row stride ldo elements
     LaunchArgs.M, K     rows and logical K (N is not used)
-
-csrc/device_ops.cpp calls it for A and for W (plain layout) into bf16 buffers from the caching
-allocator ((M + N) * K * 2 bytes, released after the GEMM), then runs gemm_a16w16.
 
 One thread converts one 32-element block: 32 (fp8) or 16 (fp4) bytes in with 16-byte loads, one
 scale byte, 64 bytes out with 16-byte stores; neighbouring threads take neighbouring blocks of a
@@ -30,11 +49,15 @@ row, so warps read and write contiguous memory. e4m3 -> f16 (cvt, exact) -> fp32
 fp32 by bit arithmetic (kernels/cuda/_ptx.py); times 2^(e-127) in fp32 (exact, subnormals kept);
 one bf16 rounding (exact except where fp32 itself under/overflows).
 
+csrc/device_ops.cpp runs the record's conversion for A and for W (plain layout) into buffers from the caching
+allocator, then the GEMM. The decode sizes (M <= 64) keep kernels/cuda/gemm_splitk_decode.py, which reads the
+MX bytes directly.
+
 Requirements (checked by the C++ adapter): K % 32 == 0, source rows 16-byte aligned (lda bytes
-% 16 == 0), out 16-byte aligned with ldo >= K and ldo % 8 == 0, M * K / 32 < 2^31.
+% 16 == 0), out 16-byte aligned with ldo >= K and ldo % 8 == 0 (regroup: ldo bytes % 16 == 0), M * K / 32 < 2^31.
 
 Build-time entry point: `build(spec, out_dir)` (docs/TEAM_INTERFACES.md).
-Standalone: `python kernels/cuda/gemm_mxfp.py --op gemm_mxfp4 --out /tmp/x`.
+Standalone: `python kernels/cuda/gemm_mxfp.py --op gemm_mxfp4 [--to blockscale] --out /tmp/x`.
 """
 
 import argparse
