@@ -281,6 +281,18 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
         """Largest x over the (fully active) warp."""
         return Int32(_asm([T.i32()], [Int32(x)], "redux.sync.max.u32 $0, $1, 0xffffffff;", "=r,r", side=True))
 
+    def shfl_bfly(x, lane_mask):
+        """x of the lane whose index differs from this one's in the bits of lane_mask (the whole warp active)."""
+        return Int32(_asm([T.i32()], [Int32(x)], f"shfl.sync.bfly.b32 $0, $1, {int(lane_mask)}, 0x1f, 0xffffffff;",
+                          "=r,r", side=True))
+
+    def ldg_b64_p(addr, pred):
+        """8 bytes through the read-only path, zeros where pred is 0."""
+        r = _asm([T.i32()] * 2, [Int64(addr), Int32(pred)],
+                 "{ .reg .pred p; setp.ne.b32 p, $3, 0; mov.b32 $0, 0; mov.b32 $1, 0;\n"
+                 "@p ld.global.nc.v2.b32 {$0,$1}, [$2]; }", "=r,=r,l,r")
+        return [Int32(x) for x in r]
+
     def stg_v4_p(addr, v, pred):
         """16 bytes to global memory where pred != 0."""
         _asm([], [Int64(addr)] + [Int32(x) for x in v] + [Int32(pred)],

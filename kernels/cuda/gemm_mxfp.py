@@ -28,9 +28,10 @@ its group's scale ignores it, so NaN reaches exactly the oracle's row (A) or col
     LaunchArgs.workspace     fp32 scales [rows or ceil(rows/128), ceil(K/128)], row stride M_pad floats
     LaunchArgs.N             rows per scale group: 1 (A) or 128 (W)
 
-A warp converts one group (128 rows x 128 K; lane l the rows l, l + 32, l + 64, l + 96, each a 128-byte
-(fp8) or 64-byte (fp4) run of its row), finds r with one redux.sync over the warp (per lane for 1 x 128),
-then decodes (exact fp32), multiplies by the power of two, rounds (cvt.rn.satfinite.e4m3x2.f32) and stores.
+A warp converts one group (128 rows x 128 K) in 32 steps of 4 rows, 8 lanes per row each taking 16 values (a
+16-byte fp8 / 8-byte fp4 load, a 16-byte store: every step reads and writes whole 128-byte row runs); it finds
+r with one redux.sync over the warp (1 x 128: shuffles among the row's 8 lanes), then decodes (exact fp32),
+multiplies by the power of two, rounds (cvt.rn.satfinite.e4m3x2.f32) and stores.
 
 to=bf16 (the `.dequant` records; fp16 outputs, and FLYGEMM_FORCE_KERNEL): every MX value is rewritten as the
 bf16 number it denotes - an e4m3 value has 3 mantissa bits and an e2m1 value 1, so x * 2^e is exact in bf16
@@ -191,7 +192,6 @@ def _make_regroup_class(cfg: Config):
 
     P = ptx.helpers(0)
     SUB = GROUP_K // MX_BLOCK                 # MX blocks per group row
-    ROWS_PER_LANE = REGROUP_ROWS // 32
     HEAD = FP4_HEADROOM if cfg.fp4 else 0
 
     def decode(words):
@@ -211,53 +211,56 @@ def _make_regroup_class(cfg: Config):
         """2^d as fp32 for d in [MIN_SHIFT, 127]."""
         return P.bits_f32(P.bshl(d + 127, 23))
 
-    def convert_block(x, row, blk, ok, e, r):
-        """One MX block of row `row`: its values times 2^(e - r + HEAD), rounded to e4m3 (exact unless
-        they fall below e4m3's subnormal step); all NaN where its E8M0 byte is the NaN code."""
-        words = []
-        for v in range(cfg.block_bytes // 16):
-            words += P.ldg_a(x.src + Int64(row) * x.lda_bytes + Int64(blk) * cfg.block_bytes + 16 * v, ok)
+    LANES_PER_ROW = GROUP_K // 16          # a lane converts 16 values of a group row (half an MX block)
+    ROWS_PER_STEP = 32 // LANES_PER_ROW
+    STEPS = REGROUP_ROWS // ROWS_PER_STEP
+    CHUNK = cfg.block_bytes // 2           # source bytes of 16 values
+
+    def convert_chunk(x, row, blk, half, ok, e, r):
+        """16 values of MX block `blk` of row `row` (half 0 or 1 of the block) times 2^(e - r + HEAD), rounded to
+        e4m3 (exact unless they fall below e4m3's subnormal step); all NaN where the block's byte is the NaN code."""
+        src = x.src + Int64(row) * x.lda_bytes + Int64(blk) * cfg.block_bytes + Int64(half) * CHUNK
+        words = P.ldg_b64_p(src, ok) if cfg.fp4 else P.ldg_a(src, ok)
         fac = pow2(P.bop("max.s32", e - r + HEAD, MIN_SHIFT))
         vals = [P.fmul_exact(v, fac) for v in decode(words)]
         nan_mask = is_nan_byte(e) * 0x7F7F7F7F   # 0x7F / 0xFF bytes are e4m3fn NaN
-        out = [P.bop("or.b32", P.f32x4_to_e4m3x4(*vals[4 * j:4 * j + 4]), nan_mask) for j in range(8)]
-        base = x.dst + Int64(row) * x.ldo + Int64(blk) * MX_BLOCK
-        P.stg_v4_p(base, out[:4], ok)
-        P.stg_v4_p(base + 16, out[4:], ok)
+        out = [P.bop("or.b32", P.f32x4_to_e4m3x4(*vals[4 * j:4 * j + 4]), nan_mask) for j in range(4)]
+        P.stg_v4_p(x.dst + Int64(row) * x.ldo + Int64(blk) * MX_BLOCK + Int64(half) * 16, out, ok)
 
     def regroup_lane(x, lane, warp, bx, by):
-        """Every lane runs this whole (the warp reduction needs all 32), predicated where out of range."""
+        """Every lane runs this whole (the warp reduction and shuffles need all 32), predicated where out of
+        range. A warp step covers ROWS_PER_STEP rows of the group, LANES_PER_ROW lanes per row reading its
+        128 (fp8) / 64 (fp4) contiguous bytes; the group's 128 rows take STEPS steps."""
         g = by * REGROUP_WARPS + warp
         g_ok = P.b2i(g * SUB < x.kblocks)
-        per_row = []
-        for i in range(ROWS_PER_LANE):
-            row = bx * REGROUP_ROWS + 32 * i + lane
+        chunk, sub_row = lane % LANES_PER_ROW, lane // LANES_PER_ROW
+        blk, half = g * SUB + chunk // 2, chunk % 2
+        blk_ok = P.b2i(blk < x.kblocks)
+        steps, lane_key = [], Int32(0)
+        for j in range(STEPS):
+            row = bx * REGROUP_ROWS + ROWS_PER_STEP * j + sub_row
             row_ok = P.b2i(row < x.rows)
-            blocks, key = [], Int32(0)
-            for b in range(SUB):
-                blk = g * SUB + b
-                ok = row_ok * P.b2i(blk < x.kblocks)
-                e = P.ldg_u8_p(x.scale + Int64(row) * Int64(x.kblocks) + Int64(blk), ok)
-                # e + 1 for a usable block, 0 for one past the edge or with the NaN scale
-                key = P.umax(key, ok * (e + 1) * (1 - is_nan_byte(e)))
-                blocks.append((blk, ok, e))
-            per_row.append((row, row_ok, blocks, key))
-        lane_key = Int32(0)
-        for _, _, _, key in per_row:
+            ok = row_ok * blk_ok
+            e = P.ldg_u8_p(x.scale + Int64(row) * Int64(x.kblocks) + Int64(blk), ok)
+            # e + 1 for a usable block, 0 for one past the edge or with the NaN scale
+            key = ok * (e + 1) * (1 - is_nan_byte(e))
             lane_key = P.umax(lane_key, key)
+            steps.append((row, row_ok, ok, e, key))
         group_key = P.redux_max_u32(lane_key)
         block_wide = P.b2i(x.group_rows > 1)
-        for i, (row, row_ok, blocks, key) in enumerate(per_row):
+        for j, (row, row_ok, ok, e, key) in enumerate(steps):
+            for m in (1, 2, 4):   # the row's largest over its LANES_PER_ROW lanes
+                key = P.umax(key, P.shfl_bfly(key, m))
             key = block_wide * group_key + (1 - block_wide) * key
             r = key - 1 + P.b2i(key == 0) * 128   # no usable block: any exponent (127) will do
-            for blk, ok, e in blocks:
-                convert_block(x, row, blk, ok, e, r)
+            convert_chunk(x, row, blk, half, ok, e, r)
             s = P.e8m0_f32(r)
             if HEAD:
                 s = P.fmul_exact(s, P.bits_f32((127 - HEAD) << 23))
-            # the group's scale: per row (group_rows 1), or once per 128-row block by lane 0
+            # the group's scale: per row by its first lane (group_rows 1), or once per 128-row block by lane 0
             s_row = block_wide * bx + (1 - block_wide) * row
-            writer = block_wide * P.b2i(lane == 0) * (1 if i == 0 else 0) + (1 - block_wide) * row_ok
+            writer = (block_wide * P.b2i(lane == 0) * (1 if j == 0 else 0)
+                      + (1 - block_wide) * row_ok * P.b2i(chunk == 0))
             P.stg_f32_p(x.dst_scale + (Int64(s_row) * Int64(x.ld_scale) + Int64(g)) * 4, s, writer * g_ok)
 
     class _Args:

@@ -5,6 +5,7 @@
 # (FLYGEMM_FORCE_KERNEL=...dequant), same process per run. Logs in $OUT; a table of MX time / blockscale time last.
 #   FLYGEMM_MX52_SHAPES  shapes (default: the issue-4 pair and four LLM-set layers)
 #   FLYGEMM_MX52_T       seconds per bench run (default 150)
+#   FLYGEMM_MX52_DEQUANT formats whose exact bf16 path is timed too (default both; empty: none)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/mx_regroup_52}
@@ -22,7 +23,7 @@ shapes=${FLYGEMM_MX52_SHAPES:-8192x8192x8192,54560x8192x8192,128x8192x8192,1024x
 T=${FLYGEMM_MX52_T:-150}
 timeout "$T" python3 -m flygemm bench --no-check --ops gemm_a8w8_blockscale,gemm_mxfp8,gemm_mxfp4 --shapes "$shapes" \
   > "$OUT/bench-regroup.log" 2>&1
-for f in mxfp8.fp8_e4m3fn mxfp4.fp4_e2m1_x2; do
+for f in ${FLYGEMM_MX52_DEQUANT-mxfp8.fp8_e4m3fn mxfp4.fp4_e2m1_x2}; do
   FLYGEMM_FORCE_KERNEL=gemm_mxfp.$f.bf16.dequant.sm90a timeout "$T" python3 -m flygemm bench --no-check \
     --ops gemm_${f%%.*} --shapes "$shapes" > "$OUT/bench-dequant-${f%%.*}.log" 2>&1
 done
@@ -37,7 +38,7 @@ def rows(name):
             t[(f[0], f"{f[2]}x{f[3]}x{f[4]}")] = float(f[5])
     return t
 reg = rows("bench-regroup.log")
-deq = {**rows("bench-dequant-mxfp8.log"), **rows("bench-dequant-mxfp4.log")}
+deq = {k: v for f in out.glob("bench-dequant-*.log") for k, v in rows(f.name).items()}
 print(f"{'shape':>20} {'blockscale us':>13} {'op':>10} {'regroup us':>10} {'bf16 path us':>12} {'bs/regroup':>10} {'bs/bf16':>8}")
 for (op, shape), us in sorted(reg.items(), key=lambda kv: kv[0][1]):
     if op.startswith("gemm_mx"):
