@@ -216,11 +216,14 @@ def _make_regroup_class(cfg: Config):
     STEPS = REGROUP_ROWS // ROWS_PER_STEP
     CHUNK = cfg.block_bytes // 2           # source bytes of 16 values
 
-    def convert_chunk(x, row, blk, half, ok, e, r):
-        """16 values of MX block `blk` of row `row` (half 0 or 1 of the block) times 2^(e - r + HEAD), rounded to
-        e4m3 (exact unless they fall below e4m3's subnormal step); all NaN where the block's byte is the NaN code."""
+    def load_chunk(x, row, blk, half, ok):
+        """The source words of 16 values of MX block `blk` of row `row` (half 0 or 1 of the block)."""
         src = x.src + Int64(row) * x.lda_bytes + Int64(blk) * cfg.block_bytes + Int64(half) * CHUNK
-        words = P.ldg_b64_p(src, ok) if cfg.fp4 else P.ldg_a(src, ok)
+        return P.ldg_b64_p(src, ok) if cfg.fp4 else P.ldg_a(src, ok)
+
+    def convert_chunk(x, row, blk, half, ok, e, r, words):
+        """Those 16 values times 2^(e - r + HEAD), rounded to e4m3 (exact unless they fall below e4m3's subnormal
+        step); all NaN where the block's byte is the NaN code."""
         fac = pow2(P.bop("max.s32", e - r + HEAD, MIN_SHIFT))
         vals = [P.fmul_exact(v, fac) for v in decode(words)]
         nan_mask = is_nan_byte(e) * 0x7F7F7F7F   # 0x7F / 0xFF bytes are e4m3fn NaN
@@ -242,18 +245,20 @@ def _make_regroup_class(cfg: Config):
             row_ok = P.b2i(row < x.rows)
             ok = row_ok * blk_ok
             e = P.ldg_u8_p(x.scale + Int64(row) * Int64(x.kblocks) + Int64(blk), ok)
+            # every step's values are requested before any waits: 32 loads in flight per lane
+            words = load_chunk(x, row, blk, half, ok)
             # e + 1 for a usable block, 0 for one past the edge or with the NaN scale
             key = ok * (e + 1) * (1 - is_nan_byte(e))
             lane_key = P.umax(lane_key, key)
-            steps.append((row, row_ok, ok, e, key))
+            steps.append((row, row_ok, ok, e, key, words))
         group_key = P.redux_max_u32(lane_key)
         block_wide = P.b2i(x.group_rows > 1)
-        for j, (row, row_ok, ok, e, key) in enumerate(steps):
+        for j, (row, row_ok, ok, e, key, words) in enumerate(steps):
             for m in (1, 2, 4):   # the row's largest over its LANES_PER_ROW lanes
                 key = P.umax(key, P.shfl_bfly(key, m))
             key = block_wide * group_key + (1 - block_wide) * key
             r = key - 1 + P.b2i(key == 0) * 128   # no usable block: any exponent (127) will do
-            convert_chunk(x, row, blk, half, ok, e, r)
+            convert_chunk(x, row, blk, half, ok, e, r, words)
             s = P.e8m0_f32(r)
             if HEAD:
                 s = P.fmul_exact(s, P.bits_f32((127 - HEAD) << 23))
