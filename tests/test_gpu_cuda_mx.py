@@ -105,11 +105,11 @@ def test_decode_bucket_above_one_tile_matches_oracle(op, M, N, K, layout):
 
 @requires_cuda
 @pytest.mark.parametrize("op", sorted(OPS))
-@pytest.mark.parametrize("M", [64, 65])
+@pytest.mark.parametrize("M", [64, 65, 200])
 def test_extreme_scales_are_exact(op, M):
     """Activations scaled by 2^60 and weights by 2^-60: E8M0 bytes near 187 and 67. The products are
-    ordinary numbers; the regrouping (M = 65) carries the scales as exact fp32 powers of two per 128-wide group,
-    as the decode kernels (M = 64) do per block."""
+    ordinary numbers; the bf16 conversion (M = 65) keeps every scaled value exact in bf16, the regrouping (M = 200)
+    carries the scales as exact fp32 powers of two per 128-wide group, as the decode kernels (M = 64) do per block."""
     if not converter_built(op):
         pytest.skip(f"no sm_90a MX converter for {op} in this build")
     N, K = 256, 1024
