@@ -34,15 +34,23 @@ def converter_built(op, role="mx_to_bf16"):
                for k in flygemm.info()["kernels"])
 
 
-CONVERTERS = {"regroup": "mx_to_blockscale", "dequant": "mx_to_bf16"}
+# record name part -> role; the regroup.w* records are the regrouping with fewer rows per warp (param warp_rows)
+REGROUPS = ["regroup", "regroup.w32", "regroup.w32h", "regroup.w64", "regroup.w64h"]
+CONVERTERS = {**{r: "mx_to_blockscale" for r in REGROUPS}, "dequant": "mx_to_bf16"}
+
+
+def converter_name(op, converter):
+    dtype = "fp8_e4m3fn" if op == "gemm_mxfp8" else "fp4_e2m1_x2"
+    return f"gemm_mxfp.{op.split('_')[1]}.{dtype}.bf16.{converter}.sm90a"
 
 
 def force_converter(monkeypatch, op, converter):
     """Pins the MX record of `converter` for op (the inner blockscale / bf16 GEMM keeps its own rows)."""
-    if not converter_built(op, CONVERTERS[converter]):
-        pytest.skip(f"no sm_90a {converter} record for {op} in this build")
-    dtype = "fp8_e4m3fn" if op == "gemm_mxfp8" else "fp4_e2m1_x2"
-    monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"gemm_mxfp.{op.split('_')[1]}.{dtype}.bf16.{converter}.sm90a")
+    name = converter_name(op, converter)
+    if not any(k["name"] == name and k["meta"].get("role") == CONVERTERS[converter]
+               for k in flygemm.info()["kernels"]):
+        pytest.skip(f"no sm_90a record {name} in this build")
+    monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", name)
 
 
 def operands(op, M, N, K, seed, a_gain=1.0, w_gain=1.0):
@@ -126,7 +134,8 @@ def test_extreme_scales_are_exact(op, M):
 @requires_cuda
 @pytest.mark.parametrize("op", sorted(OPS))
 @pytest.mark.parametrize("layout", ["plain", "preshuffled"])
-def test_channels_of_unequal_size_keep_their_accuracy(op, layout):
+@pytest.mark.parametrize("converter", REGROUPS)
+def test_channels_of_unequal_size_keep_their_accuracy(op, layout, converter, monkeypatch):
     """The regrouping's 128 x 128 weight groups: weight rows 2^0 .. 2^-12 (MXFP4: exact while a group spans <= 14
     binades) or 2^0 .. 2^-6 (MXFP8: 4e-5 in the CPU emulation, tests/test_cuda_mx_convert.py) of the strongest row
     of their 128-row block. Every output column within 1e-2 of the oracle's; a weak row lost in the conversion
@@ -135,6 +144,7 @@ def test_channels_of_unequal_size_keep_their_accuracy(op, layout):
         pytest.skip(f"no sm_90a regrouping record for {op} in this build")
     M, N, K = 200, 384, 1024
     assert "regroup" in flygemm.explain(op, M, N, K, OPS[op][1], "cuda")["kernel"]
+    force_converter(monkeypatch, op, converter)
     g = torch.Generator(device="cuda").manual_seed(21)
     x = torch.randn(M, K, generator=g, device="cuda")
     spread = 13 if op == "gemm_mxfp4" else 7

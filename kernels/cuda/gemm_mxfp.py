@@ -83,6 +83,9 @@ _TARGETS = ("bf16", "blockscale")
 # a lane the group's rows lane, lane + 32, ...; REGROUP_WARPS groups (consecutive along K) per CTA.
 REGROUP_ROWS = 128
 REGROUP_WARPS = 4
+# param warp_rows: rows of a group one warp converts (128: a warp per group, REGROUP_WARPS groups per CTA; 64 / 32:
+# 2 / 4 warps per group). Fewer rows per warp: fewer registers, more warps per SM, so more loads in flight.
+_WARP_ROWS = (32, 64, 128)
 GROUP_K = 128
 # e2m1 values reach 6, e4m3 448: an MXFP4 group's largest block is stored times 2^6, so its weaker blocks
 # keep 6 more binades before they reach e4m3's subnormals.
@@ -95,7 +98,7 @@ MIN_SHIFT = -64
 class Config:
     """One specialization: which MX format it converts (pure Python)."""
 
-    def __init__(self, op, in_dtype=None, out_dtype="bf16", to="bf16"):
+    def __init__(self, op, in_dtype=None, out_dtype="bf16", to="bf16", warp_rows=REGROUP_ROWS, hoist=0):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         want_in, self.block_bytes = _OPS[op]
@@ -105,14 +108,22 @@ class Config:
             raise ValueError(f"{FAMILY}: MX ops write bf16, got out_dtype {out_dtype}")
         if to not in _TARGETS:
             raise ValueError(f"{FAMILY}: param to must be one of {sorted(_TARGETS)}, got {to!r}")
+        if int(warp_rows) not in _WARP_ROWS or (to != "blockscale" and int(warp_rows) != REGROUP_ROWS):
+            raise ValueError(f"{FAMILY}: param warp_rows must be one of {_WARP_ROWS} (to=blockscale only), "
+                             f"got {warp_rows!r}")
         self.op, self.in_dtype, self.out_dtype, self.to = op, want_in, out_dtype, to
+        self.warp_rows = int(warp_rows)
+        if int(hoist) not in (0, 1):
+            raise ValueError(f"{FAMILY}: param hoist must be 0 or 1, got {hoist!r}")
+        self.hoist = int(hoist)
         self.fp4 = op == "gemm_mxfp4"
 
     @staticmethod
     def from_spec(spec: dict) -> "Config":
         params = spec.get("params") or {}
         return Config(spec["op"], spec.get("in_dtype") or None, spec.get("out_dtype") or "bf16",
-                      params.get("to", "bf16"))
+                      params.get("to", "bf16"), params.get("warp_rows", REGROUP_ROWS),
+                      params.get("hoist", 0))
 
     def meta(self) -> dict:
         # "role" tells csrc/device_ops.cpp which GEMM runs on the converted operands.
@@ -120,6 +131,7 @@ class Config:
             return {"role": "mx_to_blockscale", "op": self.op, "in_dtype": self.in_dtype,
                     "out_dtype": self.out_dtype, "threads_per_cta": REGROUP_WARPS * 32,
                     "group_rows": [1, REGROUP_ROWS], "fp4_headroom_log2": FP4_HEADROOM,
+                    "warp_rows": self.warp_rows, "hoist": self.hoist,
                     "gemm": "e4m3 operands + fp32 1x128 / 128x128 scales -> gemm_a8w8_blockscale "
                             "(blockscale dispatch rows)"}
         return {"role": "mx_to_bf16", "op": self.op, "in_dtype": self.in_dtype, "out_dtype": self.out_dtype,
@@ -230,41 +242,72 @@ def _make_regroup_class(cfg: Config):
         out = [P.bop("or.b32", P.f32x4_to_e4m3x4(*vals[4 * j:4 * j + 4]), nan_mask) for j in range(4)]
         P.stg_v4_p(x.dst + Int64(row) * x.ldo + Int64(blk) * MX_BLOCK + Int64(half) * 16, out, ok)
 
+    WARPS_PER_GROUP = REGROUP_ROWS // cfg.warp_rows
+    GROUPS_PER_CTA = REGROUP_WARPS // WARPS_PER_GROUP
+    WARP_STEPS = cfg.warp_rows // ROWS_PER_STEP
+
+    def usable(ok, e):
+        """e + 1 for a usable block, 0 for one past the edge or with the NaN scale (unsigned max picks r)."""
+        return ok * (e + 1) * (1 - is_nan_byte(e))
+
+    def block_key(x, lane, g, bx, block_wide):
+        """The largest usable key of the 128 x 128 block's 512 scale bytes (lane: rows lane, lane + 32, ...),
+        for a warp that converts only part of the block's rows; 0 unless block_wide."""
+        key = Int32(0)
+        for i in range(REGROUP_ROWS // 32):
+            row = bx * REGROUP_ROWS + 32 * i + lane
+            row_ok = block_wide * P.b2i(row < x.rows)
+            for b in range(SUB):
+                ok = row_ok * P.b2i(g * SUB + b < x.kblocks)
+                key = P.umax(key, usable(ok, P.ldg_u8_p(x.scale + Int64(row) * Int64(x.kblocks)
+                                                         + Int64(g * SUB + b), ok)))
+        return key
+
     def regroup_lane(x, lane, warp, bx, by):
         """Every lane runs this whole (the warp reduction and shuffles need all 32), predicated where out of
         range. A warp step covers ROWS_PER_STEP rows of the group, LANES_PER_ROW lanes per row reading its
-        128 (fp8) / 64 (fp4) contiguous bytes; the group's 128 rows take STEPS steps."""
-        g = by * REGROUP_WARPS + warp
+        128 (fp8) / 64 (fp4) contiguous bytes; the warp's warp_rows rows of the group take WARP_STEPS steps."""
+        g = by * GROUPS_PER_CTA + warp // WARPS_PER_GROUP
+        part = warp % WARPS_PER_GROUP            # which warp_rows rows of the group
         g_ok = P.b2i(g * SUB < x.kblocks)
         chunk, sub_row = lane % LANES_PER_ROW, lane // LANES_PER_ROW
         blk, half = g * SUB + chunk // 2, chunk % 2
         blk_ok = P.b2i(blk < x.kblocks)
+        block_wide = P.b2i(x.group_rows > 1)
         steps, lane_key = [], Int32(0)
-        for j in range(STEPS):
-            row = bx * REGROUP_ROWS + ROWS_PER_STEP * j + sub_row
+        for j in range(WARP_STEPS):
+            row = bx * REGROUP_ROWS + part * cfg.warp_rows + ROWS_PER_STEP * j + sub_row
             row_ok = P.b2i(row < x.rows)
             ok = row_ok * blk_ok
             e = P.ldg_u8_p(x.scale + Int64(row) * Int64(x.kblocks) + Int64(blk), ok)
-            # every step's values are requested before any waits: 32 loads in flight per lane
+            # every step's values are requested before any waits
             words = load_chunk(x, row, blk, half, ok)
-            # e + 1 for a usable block, 0 for one past the edge or with the NaN scale
-            key = ok * (e + 1) * (1 - is_nan_byte(e))
+            key = usable(ok, e)
             lane_key = P.umax(lane_key, key)
             steps.append((row, row_ok, ok, e, key, words))
+        if WARPS_PER_GROUP > 1:     # the 128 x 128 scale needs the rows the other warps convert
+            lane_key = block_key(x, lane, g, bx, block_wide)
         group_key = P.redux_max_u32(lane_key)
-        block_wide = P.b2i(x.group_rows > 1)
+        dep = Int32(0)
+        if cfg.hoist:
+            # every loaded word feeds the first conversion (times a run-time zero), so ptxas issues all the warp's
+            # value loads together instead of sinking each to its use after the previous step's store
+            for w in (w for st in steps for w in st[5]):
+                dep = P.bop("xor.b32", dep, w)
+            dep = P.band(dep, P.bshr(x.rows, 31))
         for j, (row, row_ok, ok, e, key, words) in enumerate(steps):
             for m in (1, 2, 4):   # the row's largest over its LANES_PER_ROW lanes
                 key = P.umax(key, P.shfl_bfly(key, m))
             key = block_wide * group_key + (1 - block_wide) * key
-            r = key - 1 + P.b2i(key == 0) * 128   # no usable block: any exponent (127) will do
+            r = key - 1 + P.b2i(key == 0) * 128 + dep   # no usable block: any exponent (127) will do
             convert_chunk(x, row, blk, half, ok, e, r, words)
             s = P.e8m0_f32(r)
             if HEAD:
                 s = P.fmul_exact(s, P.bits_f32((127 - HEAD) << 23))
             # the group's scale: per row by its first lane (group_rows 1), or once per 128-row block by lane 0
+            # of the group's first warp
             s_row = block_wide * bx + (1 - block_wide) * row
-            writer = (block_wide * P.b2i(lane == 0) * (1 if j == 0 else 0)
+            writer = (block_wide * P.b2i(lane == 0) * P.b2i(part == 0) * (1 if j == 0 else 0)
                       + (1 - block_wide) * row_ok * P.b2i(chunk == 0))
             P.stg_f32_p(x.dst_scale + (Int64(s_row) * Int64(x.ld_scale) + Int64(g)) * 4, s, writer * g_ok)
 
@@ -287,7 +330,7 @@ def _make_regroup_class(cfg: Config):
                      lda_bytes: Int64, ldo: Int64, ld_scale: Int32, group_rows: Int32, stream: cuda.CUstream):
             groups = (kblocks + SUB - 1) // SUB
             self.kernel(src, scale, dst, dst_scale, rows, kblocks, lda_bytes, ldo, ld_scale, group_rows).launch(
-                grid=((rows + REGROUP_ROWS - 1) // REGROUP_ROWS, (groups + REGROUP_WARPS - 1) // REGROUP_WARPS, 1),
+                grid=((rows + REGROUP_ROWS - 1) // REGROUP_ROWS, (groups + GROUPS_PER_CTA - 1) // GROUPS_PER_CTA, 1),
                 block=[REGROUP_WARPS * 32, 1, 1], stream=stream)
 
     return MxRegroupSm90
