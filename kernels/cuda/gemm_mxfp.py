@@ -28,10 +28,17 @@ its group's scale ignores it, so NaN reaches exactly the oracle's row (A) or col
     LaunchArgs.workspace     fp32 scales [rows or ceil(rows/128), ceil(K/128)], row stride M_pad floats
     LaunchArgs.N             rows per scale group: 1 (A) or 128 (W)
 
-A warp converts one group (128 rows x 128 K) in 32 steps of 4 rows, 8 lanes per row each taking 16 values (a
-16-byte fp8 / 8-byte fp4 load, a 16-byte store: every step reads and writes whole 128-byte row runs); it finds
-r with one redux.sync over the warp (1 x 128: shuffles among the row's 8 lanes), then decodes (exact fp32),
-multiplies by the power of two, rounds (cvt.rn.satfinite.e4m3x2.f32) and stores.
+A warp converts warp_rows (param: 32, 64 or 128) rows of one group (128 rows x 128 K) in steps of 4 rows, 8
+lanes per row each taking 16 values (a 16-byte fp8 / 8-byte fp4 load, a 16-byte store: every step reads and
+writes whole 128-byte row runs); it finds r with one redux.sync over the warp (1 x 128: shuffles among the
+row's 8 lanes; 128 x 128 with warp_rows < 128: each warp also reads the 512 scale bytes of the whole block),
+then decodes (exact fp32), multiplies by the power of two, rounds (cvt.rn.satfinite.e4m3x2.f32) and stores.
+The kernel is bound by memory requests in flight: a warp per group (warp_rows=128) needs 186-255 registers,
+and ptxas sinks each value load to its step, so 8 warps per SM waited out a round trip per step (1.1-1.4
+TB/s on an 8192 x 8192 weight, H100). With 32 / 64 rows per warp the kernel takes 72 / 96 registers and
+runs 4x / 2x as many warps; hoist=1 makes every loaded word feed the first conversion (times a run-time
+zero), so that ptxas issues the warp's loads together (2.0-2.4 TB/s, H100; the records' params in
+kernels/configs/sm_90a.kernels.csv are the measured best per format).
 
 to=bf16 (the `.dequant` records; fp16 outputs, and FLYGEMM_FORCE_KERNEL): every MX value is rewritten as the
 bf16 number it denotes - an e4m3 value has 3 mantissa bits and an e2m1 value 1, so x * 2^e is exact in bf16
