@@ -113,15 +113,16 @@ def test_decode_bucket_above_one_tile_matches_oracle(op, M, N, K, layout):
 
 @requires_cuda
 @pytest.mark.parametrize("op", sorted(OPS))
-@pytest.mark.parametrize("M,converter", [(64, None), (65, "regroup"), (65, "dequant"), (200, "regroup")])
+@pytest.mark.parametrize("M,converter", [(64, None), (65, None), (65, "regroup"), (65, "dequant"), (200, "regroup")])
 def test_extreme_scales_are_exact(op, M, converter, monkeypatch):
     """Activations scaled by 2^60 and weights by 2^-60: E8M0 bytes near 187 and 67. The products are
     ordinary numbers; the bf16 conversion keeps every scaled value exact in bf16, the regrouping carries the
-    scales as exact fp32 powers of two per 128-wide group, as the decode kernels (M = 64) do per block."""
+    scales as exact fp32 powers of two per 128-wide group, as the decode kernels (M = 64; MXFP4 M = 65) do per block."""
     if not converter_built(op):
         pytest.skip(f"no sm_90a MX converter for {op} in this build")
     N, K = 256, 1024
-    path = "gemm_mxfp." if M > 64 else "gemm_splitk_decode."
+    # the decode kernels to M = 64, MXFP4's to M = 128 where K % 128 == 0; the regrouping above (unforced)
+    path = "gemm_splitk_decode." if M <= (128 if op == "gemm_mxfp4" else 64) else "gemm_mxfp."
     assert flygemm.explain(op, M, N, K, OPS[op][1], "cuda")["kernel"].startswith(path)
     if converter:
         force_converter(monkeypatch, op, converter)
