@@ -84,7 +84,8 @@ def test_matches_oracle(op, M, N, K, layout, with_bias, converter, monkeypatch):
         pytest.skip(f"no sm_90a MX converter for {op} in this build")
     a, w, sa, sw, bias = operands(op, M, N, K, seed=M * 7 + N + K)
     bias = bias if with_bias else None
-    assert flygemm.explain(op, M, N, K, OPS[op][1], "cuda")["kernel"].startswith("gemm_mxfp.")
+    if M > 128 or op != "gemm_mxfp4" or K % 128:  # MXFP4 M = 65..128, K % 128 == 0: the decode kernel (test below)
+        assert flygemm.explain(op, M, N, K, OPS[op][1], "cuda")["kernel"].startswith("gemm_mxfp.")
     force_converter(monkeypatch, op, converter)
     w_in = flygemm.preshuffle(w) if layout == "preshuffled" else w
     out = run_checked(op, a, w_in, sa, sw, bias, M, N)
@@ -107,6 +108,28 @@ def test_decode_bucket_above_one_tile_matches_oracle(op, M, N, K, layout):
     w_in = flygemm.preshuffle(w) if layout == "preshuffled" else w
     out = run_checked(op, a, w_in, sa, sw, bias, M, N)
     ref = getattr(torch.ops.flygemm, op)(a.cpu(), w.cpu(), sa.cpu(), sw.cpu(), bias.cpu())
+    assert not torch.isnan(out).any()
+    assert rel_fro(out, ref) <= 1e-2
+
+
+@requires_cuda
+@pytest.mark.parametrize("M", [65, 100, 128])
+@pytest.mark.parametrize("N,K", SHAPES)
+@pytest.mark.parametrize("layout", ["plain", "preshuffled"])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_mxfp4_two_token_tiles_match_oracle(M, N, K, layout, with_bias):
+    """MXFP4 at M = 65..128 on the table's own pick (fifty-third session): the 64-token decode kernel over two tiles,
+    the last ragged, where K % 128 == 0, else the regrouping."""
+    op = "gemm_mxfp4"
+    if not converter_built(op, "mx_to_blockscale"):
+        pytest.skip(f"no sm_90a regrouping record for {op} in this build")
+    kernel = flygemm.explain(op, M, N, K, OPS[op][1], "cuda")["kernel"]
+    assert kernel.startswith("gemm_splitk_decode." if K % 128 == 0 else "gemm_mxfp."), kernel
+    a, w, sa, sw, bias = operands(op, M, N, K, seed=M * 3 + N + K)
+    bias = bias if with_bias else None
+    w_in = flygemm.preshuffle(w) if layout == "preshuffled" else w
+    out = run_checked(op, a, w_in, sa, sw, bias, M, N)
+    ref = getattr(torch.ops.flygemm, op)(a.cpu(), w.cpu(), sa.cpu(), sw.cpu(), None if bias is None else bias.cpu())
     assert not torch.isnan(out).any()
     assert rel_fro(out, ref) <= 1e-2
 
