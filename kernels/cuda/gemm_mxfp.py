@@ -58,8 +58,8 @@ fp32 by bit arithmetic (kernels/cuda/_ptx.py); times 2^(e-127) in fp32 (exact, s
 one bf16 rounding (exact except where fp32 itself under/overflows).
 
 csrc/device_ops.cpp runs the record's conversion for A and for W (plain layout) into buffers from the caching
-allocator, then the GEMM. The decode sizes (M <= 64) keep kernels/cuda/gemm_splitk_decode.py, which reads the
-MX bytes directly.
+allocator, then the GEMM. The decode sizes (M <= 64; MXFP4 to M = 128 where K % 128 == 0, sm_90a.csv) keep
+kernels/cuda/gemm_splitk_decode.py, which reads the MX bytes directly.
 
 Requirements (checked by the C++ adapter): K % 32 == 0, source rows 16-byte aligned (lda bytes
 % 16 == 0), out 16-byte aligned with ldo >= K and ldo % 8 == 0 (regroup: ldo bytes % 16 == 0), M * K / 32 < 2^31.
