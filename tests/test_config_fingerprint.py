@@ -13,7 +13,7 @@ def load_build_kernels():
 
 def test_fingerprint_follows_both_tables(tmp_path):
     bk = load_build_kernels()
-    for name in ("sm_90a.kernels.csv", "sm_90a.csv"):
+    for name in ("sm_90a.kernels.csv", "sm_90a.csv", "sm_90a.twins.csv"):
         (tmp_path / name).write_text((ROOT / "kernels" / "configs" / name).read_text())
     base = bk.configs_fingerprint("sm_90a", tmp_path)
     assert base == bk.configs_fingerprint("sm_90a", ROOT / "kernels" / "configs")
@@ -53,3 +53,15 @@ def test_dispatch_only_params_leave_the_family_and_the_build_hash_alone():
     serial96 = read["gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t192x96x128.serial.sm90a"]
     assert serial96["dispatch"] == {"area_speed": 865} and "area_speed" not in serial96["params"]
     assert "dispatch" not in read["gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t192x128x128.serial.sm90a"]
+
+
+def test_fingerprint_follows_the_twins_table(tmp_path):
+    """sm_90a.twins.csv adds kernels and rows to the registry, so editing it makes the tree stale too."""
+    bk = load_build_kernels()
+    for name in ("sm_90a.kernels.csv", "sm_90a.csv", "sm_90a.twins.csv"):
+        (tmp_path / name).write_text((ROOT / "kernels" / "configs" / name).read_text())
+    base = bk.configs_fingerprint("sm_90a", tmp_path)
+    assert base == bk.configs_fingerprint("sm_90a", ROOT / "kernels" / "configs")
+    (tmp_path / "sm_90a.twins.csv").write_text((ROOT / "kernels" / "configs" / "sm_90a.twins.csv").read_text()
+                                               + "gemm_a8w8,fp8_e4m3fn,bf16,fp8_e4m3fn,fp16\n")
+    assert bk.configs_fingerprint("sm_90a", tmp_path) != base
