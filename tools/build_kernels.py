@@ -405,16 +405,40 @@ def write_registry(arch: str, arch_dir: pathlib.Path, built: list[tuple[dict, di
     (arch_dir / "registry.cpp").write_text("\n".join(out) + "\n")
 
 
+SHARED_LIBS_DIR = "_libs"
+
+
+def hoist_link_libs(arch_dir: pathlib.Path, built: list[tuple[dict, dict]]) -> list[str]:
+    """Moves the runtime libraries that kernel builds ship (one copy each: 52 KB x 272 for the
+    CuTe DSL runtime) into arch_dir/_libs, keeping one copy per name; returns the kept paths
+    relative to the output root. Two kernels shipping different bytes under one name (two DSL
+    versions in one tree) is an error rather than a silent pick."""
+    shared = arch_dir / SHARED_LIBS_DIR
+    kept = []
+    for spec, result in built:
+        for lib in result.get("link_libs", []):
+            copy, target = arch_dir / spec["name"] / lib, shared / os.path.basename(lib)
+            if copy.exists():
+                if target.exists() and target.read_bytes() != copy.read_bytes():
+                    raise SystemExit(f"{spec['name']}: {lib} differs from {target}; "
+                                     "delete the arch folder and rebuild")
+                shared.mkdir(exist_ok=True)
+                os.replace(copy, target)
+            elif not target.exists():
+                raise SystemExit(f"{spec['name']}: {lib} is missing from {copy.parent} and {shared}; "
+                                 "delete the arch folder and rebuild")
+            rel = str(target.relative_to(arch_dir.parent))
+            if rel not in kept:
+                kept.append(rel)
+    return kept
+
+
 def write_manifest(arch: str, arch_dir: pathlib.Path, built: list[tuple[dict, dict]]) -> None:
-    objects, libs, flags = [], [], []
+    objects, flags = [], []
+    libs = hoist_link_libs(arch_dir, built)
     for spec, result in built:
         kdir = arch_dir / spec["name"]
         objects += [str((kdir / o).relative_to(arch_dir.parent)) for o in result["objects"]]
-        for lib in result.get("link_libs", []):
-            rel = str((kdir / lib).relative_to(arch_dir.parent))
-            # The same runtime library shipped by several kernels is linked once.
-            if os.path.basename(rel) not in {os.path.basename(x) for x in libs}:
-                libs.append(rel)
         for flag in result.get("link_flags", []):
             if flag not in flags:
                 flags.append(flag)
