@@ -559,3 +559,19 @@ def test_ab_outcome_reads_table_pairs_and_scores_the_current_pick(tmp_path):
     assert ao.outcome("b", "a", "b", 0.904) == 0.904
     assert ao.outcome("a", "a", "b", 0.904) == 1.0
     assert ao.outcome("c", "a", "b", 0.904) is None
+
+
+def test_variants_option_picks_known_variants_and_makes_fp16_problems():
+    """bench --variants: each op times the listed variants it knows (gemm_a16w16 '-' = bf16 and 'fp16'), the
+    defaults without it; an op that knows none of them is an error; the fp16 problem is fp16 throughout."""
+    import torch
+    assert bench.op_variants("gemm_a16w16", None) == ("-",)
+    assert bench.op_variants("gemm_a8w8", None) == ("per_tensor", "per_token")
+    assert bench.op_variants("gemm_a16w16", "-,fp16,per_token") == ("-", "fp16")
+    assert bench.op_variants("gemm_a8w8", "fp16,per_token") == ("per_token",)
+    with pytest.raises(ValueError, match="gemm_mxfp4"):
+        bench.op_variants("gemm_mxfp4", "fp16")
+    gen = torch.Generator().manual_seed(0)
+    (a, w), peer, nbytes = bench.make_problem("gemm_a16w16", "fp16", 3, 16, 32, torch.device("cpu"), gen)
+    assert a.dtype == w.dtype == torch.float16 and peer().dtype == torch.float16
+    assert nbytes == 2 * (3 * 32 + 16 * 32 + 3 * 16)

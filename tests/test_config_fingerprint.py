@@ -13,7 +13,7 @@ def load_build_kernels():
 
 def test_fingerprint_follows_both_tables(tmp_path):
     bk = load_build_kernels()
-    for name in ("sm_90a.kernels.csv", "sm_90a.csv"):
+    for name in ("sm_90a.kernels.csv", "sm_90a.csv", "sm_90a.twins.csv"):
         (tmp_path / name).write_text((ROOT / "kernels" / "configs" / name).read_text())
     base = bk.configs_fingerprint("sm_90a", tmp_path)
     assert base == bk.configs_fingerprint("sm_90a", ROOT / "kernels" / "configs")
@@ -53,3 +53,47 @@ def test_dispatch_only_params_leave_the_family_and_the_build_hash_alone():
     serial96 = read["gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t192x96x128.serial.sm90a"]
     assert serial96["dispatch"] == {"area_speed": 865} and "area_speed" not in serial96["params"]
     assert "dispatch" not in read["gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t192x128x128.serial.sm90a"]
+
+
+def test_fingerprint_follows_the_twins_table(tmp_path):
+    """sm_90a.twins.csv adds kernels and rows to the registry, so editing it makes the tree stale too."""
+    bk = load_build_kernels()
+    for name in ("sm_90a.kernels.csv", "sm_90a.csv", "sm_90a.twins.csv"):
+        (tmp_path / name).write_text((ROOT / "kernels" / "configs" / name).read_text())
+    base = bk.configs_fingerprint("sm_90a", tmp_path)
+    assert base == bk.configs_fingerprint("sm_90a", ROOT / "kernels" / "configs")
+    (tmp_path / "sm_90a.twins.csv").write_text((ROOT / "kernels" / "configs" / "sm_90a.twins.csv").read_text()
+                                               + "gemm_a8w8,fp8_e4m3fn,bf16,fp8_e4m3fn,fp16\n")
+    assert bk.configs_fingerprint("sm_90a", tmp_path) != base
+
+
+def _kernel_shipping(arch_dir, name, lib_bytes):
+    (arch_dir / name).mkdir(parents=True)
+    (arch_dir / name / "librt.a").write_bytes(lib_bytes)
+    return {"name": name}, {"objects": [], "link_libs": ["librt.a"]}
+
+
+def test_runtime_library_is_kept_once_per_arch(tmp_path):
+    bk = load_build_kernels()
+    arch_dir = tmp_path / "sm_90a"
+    built = [_kernel_shipping(arch_dir, n, b"runtime v1") for n in ("k1", "k2")]
+    assert bk.hoist_link_libs(arch_dir, built) == ["sm_90a/_libs/librt.a"]
+    assert (arch_dir / "_libs" / "librt.a").read_bytes() == b"runtime v1"
+    assert not any((arch_dir / n / "librt.a").exists() for n in ("k1", "k2"))
+    # a later run over cached kernels (their copies already moved) finds the shared one
+    assert bk.hoist_link_libs(arch_dir, built) == ["sm_90a/_libs/librt.a"]
+    assert bk.prune_stale_kernels(arch_dir, {"k1", "k2"}) == []
+    assert (arch_dir / "_libs" / "librt.a").exists()
+
+
+def test_runtime_library_conflicts_and_losses_are_errors(tmp_path):
+    import pytest
+    bk = load_build_kernels()
+    arch_dir = tmp_path / "sm_90a"
+    built = [_kernel_shipping(arch_dir, "k1", b"runtime v1"), _kernel_shipping(arch_dir, "k2", b"runtime v2")]
+    with pytest.raises(SystemExit, match="differs"):
+        bk.hoist_link_libs(arch_dir, built)
+    (arch_dir / "_libs" / "librt.a").unlink()
+    (arch_dir / "k2" / "librt.a").unlink()
+    with pytest.raises(SystemExit, match="missing"):
+        bk.hoist_link_libs(arch_dir, built)

@@ -614,13 +614,25 @@ def sm90a_tables(op="gemm_mxfp4"):
     """The sm_90a kernels and dispatch rows of an op as the build reads them (kernels/configs/sm_90a*.csv),
     in the test op's CSV form; the decode kernels' K requirement, CTAs per SM and bulk ring from their family's
     Config; a tile kernel's area_speed and by_cost params (csrc/dispatch.cpp) as the build passes them. The rows
-    include the op's scaling-restricted ones ("gemm_a8w8.row_scales")."""
+    include the op's scaling-restricted ones ("gemm_a8w8.row_scales"), and both add the dtype twins
+    (kernels/configs/sm_90a.twins.csv) as tools/build_kernels.py does."""
     op = op.split(".")[0]
     from source_modules import ROOT as root, load_source
     fam = load_source("kernels/cuda/gemm_splitk_decode.py", "decode_family")
+    bk = load_source("tools/build_kernels.py", "flygemm_build_kernels")
+    twins = bk.read_twins("sm_90a")
+    listed = [r for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.kernels.csv")
+                                    if not line.startswith("#")) if len(r) >= 9]
+    table = [r for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.csv")
+                                   if line.startswith("sm_90a,"))]
+    named, in_rows = {r[0] for r in listed}, {r[7] for r in table}
+    for r in list(listed):
+        if r[0] in in_rows:
+            listed += [[name, r[1], r[2], ti, to] + r[5:]
+                       for ti, to, name in bk.kernel_twins(twins, r[2], r[3], r[4], r[0]) if name not in named]
     kernels = []
-    for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.kernels.csv") if not line.startswith("#")):
-        if len(r) < 9 or r[2] != op:
+    for r in listed:
+        if r[2] != op:
             continue
         k_multiple, max_split, per_sm, bulk = 32, 16, 0, 0
         params = {k: int(v) if v.isdigit() else v for k, v in (kv.split("=") for kv in r[9].split(";") if kv)}
@@ -634,8 +646,9 @@ def sm90a_tables(op="gemm_mxfp4"):
         stream_k = int(max_split > 1 and not swap and r[1] != "gemm_splitk_decode")  # GemmConfig.stream_k
         kernels.append(f"{r[0]},sm_90a,{r[2]},{r[3]},{r[4]},{k_multiple},1,{max_split},{r[7]},{r[8]},{r[5]},,{r[6]},"
                        f"{swap},{per_sm},{bulk},{stream_k},{params.get('area_speed', 0)},{params.get('by_cost', 0)}")
-    rows = [",".join(r[:9]) for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.csv")
-                                               if line.startswith((f"sm_90a,{op},", f"sm_90a,{op}.", f"sm_90a,{op}@")))]
+    dicts = [dict(zip(("arch", "op", "in_dtype", "out_dtype", "m_max", "N", "K", "kernel", "split_k"), r[:9]))
+             for r in table]
+    rows = [",".join(d.values()) for d in dicts + bk.twin_rows("sm_90a", dicts) if bk.row_base_op(d["op"]) == op]
     return "\n".join(kernels) + "\n", "\n".join(rows) + "\n"
 
 
@@ -1612,3 +1625,74 @@ def test_by_cost_kernels_are_not_first_fit_rows():
         listed += sum(n in by_cost for n in names)
         assert not names or names[-1] not in by_cost, key
     assert listed >= len(by_cost)
+
+
+# ----------------------------------------------------------------------------- dtype twins (sm_90a.twins.csv)
+
+
+@pytest.mark.parametrize("M", [1, 2, 5, 8, 16, 24, 64, 100, 128, 300, 1024, 4096, 16384, 60000])
+@pytest.mark.parametrize("N,K", [(2048, 7168), (16384, 7168), (8192, 8192), (4096, 4096), (57344, 8192),
+                                 (2112, 7168), (1000, 4104)])
+def test_fp16_a16w16_takes_the_bf16_rows_twin(M, N, K):
+    """fp16 gemm_a16w16 had no rows (one 128 x 128 tile for every shape, 16 CTAs at N = 2048); with the twins it
+    picks the fp16 twin of whatever the bf16 rows pick, with the same split_k and from the same kind of row."""
+    kernels, rows = sm90a_tables("gemm_a16w16")
+    bf = lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op="gemm_a16w16", in_dtype="bf16",
+                out_dtype="bf16")
+    fp = lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op="gemm_a16w16", in_dtype="fp16",
+                out_dtype="fp16")
+    assert fp == (bf[0].replace(".bf16.bf16.", ".fp16.fp16.", 1), bf[1], bf[2])
+    assert ".fp16.fp16." in fp[0]
+
+
+def test_twin_rules():
+    """tools/build_kernels.py: a twin is named by its dtypes; rows of the twin combination itself suppress the
+    twin rows; a twinned kernel whose name lacks its dtypes stops the build."""
+    from source_modules import load_source
+    bk = load_source("tools/build_kernels.py", "flygemm_build_kernels")
+    twins = {("gemm_a16w16", "bf16", "bf16"): [("fp16", "fp16")]}
+    assert bk.kernel_twins(twins, "gemm_a16w16", "bf16", "bf16", "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a") == [
+        ("fp16", "fp16", "gemm_a16w16.fp16.fp16.t64x32x64.sk8.sw.sm90a")]
+    assert bk.kernel_twins(twins, "gemm_a8w8", "fp8_e4m3fn", "bf16", "x.fp8_e4m3fn.bf16.y") == []
+    row = {"op": "gemm_a16w16@H100", "in_dtype": "bf16", "out_dtype": "bf16", "m_max": 16, "N": 2048, "K": 7168,
+           "kernel": "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", "split_k": 2}
+    (twin,) = bk.twin_rows("sm_90a", [row], twins)
+    assert twin == dict(row, in_dtype="fp16", out_dtype="fp16", kernel="gemm_a16w16.fp16.fp16.t64x32x64.sk8.sw.sm90a")
+    own = dict(row, op="gemm_a16w16", in_dtype="fp16", out_dtype="fp16", kernel="k_fp16")
+    assert bk.twin_rows("sm_90a", [row, own], twins) == []
+    with pytest.raises(SystemExit, match="must contain"):
+        bk.kernel_twins(twins, "gemm_a16w16", "bf16", "bf16", "gemm_a16w16_t64x32")
+
+
+def test_twin_kernels_are_built_for_every_row_kernel():
+    """Every kernel a bf16 gemm_a16w16 row names has its fp16 twin in the build's kernel list (with the same
+    family params), and the fp16 decode twins are valid decode configs (fp16 in, fp16 out)."""
+    from source_modules import load_source
+    bk = load_source("tools/build_kernels.py", "flygemm_build_kernels")
+    fam = load_source("kernels/cuda/gemm_splitk_decode.py", "decode_family")
+    specs = {s["name"]: s for s in bk.read_kernel_specs("sm_90a")}
+    rows = bk.read_dispatch_rows("sm_90a", set(specs))
+    used = {r["kernel"] for r in rows if r["op"].startswith("gemm_a16w16") and r["in_dtype"] == "bf16"}
+    assert used
+    for name in used:
+        twin = specs[name.replace(".bf16.bf16.", ".fp16.fp16.", 1)]
+        assert (twin["in_dtype"], twin["out_dtype"]) == ("fp16", "fp16")
+        assert {k: v for k, v in twin.items() if k not in ("name", "ident", "in_dtype", "out_dtype", "twin_of")} == \
+               {k: v for k, v in specs[name].items() if k not in ("name", "ident", "in_dtype", "out_dtype")}
+        if twin["family"] == "gemm_splitk_decode":
+            cfg = fam.Config.from_spec(twin)
+            assert (cfg.in_dtype, cfg.out_dtype, cfg.out_bytes) == ("fp16", "fp16", 2)
+    assert any(r["in_dtype"] == "fp16" for r in rows)
+
+
+def test_decode_config_dtypes():
+    """The decode family: fp16 input only for gemm_a16w16; bf16 / fp16 / fp32 outputs for every op."""
+    from source_modules import load_source
+    fam = load_source("kernels/cuda/gemm_splitk_decode.py", "decode_family")
+    for out, nbytes in (("bf16", 2), ("fp16", 2), ("fp32", 4)):
+        assert fam.Config("gemm_a8w8", out_dtype=out, tile_m=8, tile_n=32).out_bytes == nbytes
+    assert fam.Config("gemm_a16w16", in_dtype="fp16", out_dtype="fp16", tile_m=8, tile_n=32).in_dtype == "fp16"
+    with pytest.raises(ValueError, match="in_dtype"):
+        fam.Config("gemm_a8w8", in_dtype="fp16", tile_m=8, tile_n=32)
+    with pytest.raises(ValueError, match="out_dtype"):
+        fam.Config("gemm_a16w16", out_dtype="fp8_e4m3fn", tile_m=8, tile_n=32)

@@ -1,6 +1,7 @@
 """GPU tests of the CUDA split-K decode family (kernels/cuda/gemm_splitk_decode.py; skipped without an
 NVIDIA GPU): gemm_a16w16 (bf16), gemm_a8w8 (fp8, per-token/per-channel and per-tensor scales),
-gemm_a8w8_blockscale, gemm_mxfp8 and gemm_mxfp4, all with bf16 output, for decode sizes M <= 16.
+gemm_a8w8_blockscale, gemm_mxfp8 and gemm_mxfp4, all with bf16 output, for decode sizes M <= 16; and the fp16
+gemm_a16w16 twins of the bf16 kernels (kernels/configs/sm_90a.twins.csv: fp16 in, fp16 out).
 
 Every case runs through the real op (the _out variant writing into a NaN-poisoned view with padded
 rows and guard rows), once with the split_k of the dispatch table and once pinned through
@@ -33,9 +34,18 @@ M_VALUES = [1, 2, 7, 16]
 M_ORACLE = 16  # operands are made once with 16 rows; smaller M use the leading rows
 
 
-def decode_kernels(op=None):
+IN_CODE = {"gemm_a16w16": "bf16", "gemm_mxfp4": "fp4_e2m1_x2"}   # the others: fp8_e4m3fn
+
+
+def decode_kernels(op=None, dtypes=None):
+    """The decode family's kernels of op; of its usual dtypes (bf16 or fp8 / MX in, bf16 out) unless `dtypes`
+    gives (in_dtype, out_dtype) codes."""
+    def usual(k):
+        want = dtypes or (IN_CODE.get(k["op"], "fp8_e4m3fn"), "bf16")
+        return (k["in_dtype"], k["out_dtype"]) == tuple(want)
     return [k for k in flygemm.info()["kernels"]
-            if k["arch"] == "sm_90a" and k["meta"].get("family") == FAMILY and (op is None or k["op"] == op)]
+            if k["arch"] == "sm_90a" and k["meta"].get("family") == FAMILY and (op is None or k["op"] == op)
+            and usual(k)]
 
 
 def small_k(kernel, k=1056):
@@ -175,6 +185,53 @@ def test_every_decode_kernel_small_shape(op, monkeypatch):
         for s in sorted({1, non_dividing_split(kt), 16}):
             for M in (7, 16):
                 check_case(op, M, N, K, k["name"], s, monkeypatch)
+
+
+@requires_cuda
+def test_fp16_twin_kernels_match_oracle(monkeypatch):
+    """Every fp16 gemm_a16w16 decode kernel (the twins of the bf16 ones: the f16 mma, fp16 output rounded once)
+    pinned at M = 1 / 7 / 16 on the ragged N = 272 with its small K and with K = 7168 (rings wrap, bulk slots are
+    reused), split_k 1, one that does not divide the K tiles, and 16; fp16 operands, bias on odd M, the fp16 CPU
+    oracle; NaN-poisoned fp16 output with guard rows, two runs bitwise equal. Then through the dispatch table at
+    the issue-5 shapes: the fp16 pick is the bf16 pick's twin."""
+    twins = decode_kernels("gemm_a16w16", ("fp16", "fp16"))
+    if not twins:
+        pytest.skip("no fp16 gemm_a16w16 decode kernel in this build")
+    N, M_MAX = 272, 16
+    g = torch.Generator().manual_seed(1616)
+    for K in sorted({small_k(k) for k in twins} | {7168}):
+        x = (torch.randn(M_MAX, K, generator=g) * (0.25 + 4 * torch.rand(M_MAX, 1, generator=g))).half()
+        w = (torch.randn(N, K, generator=g) / math.sqrt(K)).half()
+        bias = torch.randn(N, generator=g)
+        ref = torch.ops.flygemm.gemm_a16w16(x, w, bias)
+        assert ref.dtype == torch.float16
+        xd, wd, bd = x.cuda(), w.cuda(), bias.cuda()
+        for k in twins:
+            if K % max(1, k["requires_k_multiple"]):
+                continue
+            kt = -(-K // k["tile"][2])
+            for s in sorted({1, non_dividing_split(kt), 16}):
+                monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"{k['name']}:{s}")
+                for M in (1, 7, 16):
+                    b = bd if M % 2 else None
+                    expect = ref[:M] if M % 2 else ref[:M].float() - bias.reshape(1, -1)
+                    views = []
+                    for _ in range(2):
+                        buf, view = guarded_out(M, N, torch.float16, "cuda")
+                        torch.ops.flygemm.gemm_a16w16_out(xd[:M], wd, b, None, out=view)
+                        torch.cuda.synchronize()
+                        assert not torch.isnan(view).any(), f"{k['name']}:{s} M={M} K={K}: output not fully written"
+                        check_guards(buf, M, N)
+                        views.append(view)
+                    err = rel_fro(views[0], expect)
+                    assert err <= 1e-2, f"{k['name']}:{s} M={M} K={K}: rel err {err:.3e}"
+                    assert torch.equal(views[0], views[1]), f"{k['name']}:{s} M={M} K={K}: two runs differ"
+    monkeypatch.delenv("FLYGEMM_FORCE_KERNEL")
+    for M, N_, K_ in [(1, 2048, 7168), (16, 2048, 7168), (1, 16384, 7168), (16, 16384, 7168)]:
+        bf = flygemm.explain("gemm_a16w16", M, N_, K_, torch.bfloat16, "cuda")
+        fp = flygemm.explain("gemm_a16w16", M, N_, K_, torch.float16, "cuda")
+        assert fp["kernel"] == bf["kernel"].replace(".bf16.bf16.", ".fp16.fp16.", 1), (M, N_, K_, bf, fp)
+        assert fp["split_k"] == bf["split_k"]
 
 
 @requires_cuda

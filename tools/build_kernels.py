@@ -87,7 +87,40 @@ def ident_of(name: str) -> str:
     return "k_" + re.sub(r"[^0-9A-Za-z_]", "_", name)
 
 
+TWIN_COLUMNS = ("op", "in_dtype", "out_dtype", "twin_in_dtype", "twin_out_dtype")
+
+
+def read_twins(arch: str, configs: pathlib.Path | None = None) -> dict:
+    """kernels/configs/<arch>.twins.csv: {(op, in_dtype, out_dtype): [(twin_in_dtype, twin_out_dtype), ...]}."""
+    twins = {}
+    for row in _read_csv((configs or CONFIGS) / f"{arch}.twins.csv"):
+        missing = [c for c in TWIN_COLUMNS if c not in row]
+        if missing:
+            raise SystemExit(f"{arch}.twins.csv: missing columns {missing}")
+        for k in TWIN_COLUMNS[1:]:
+            if row[k] not in DTYPE_CODES:
+                raise SystemExit(f"{arch}.twins.csv: unknown dtype {row[k]!r}")
+        twins.setdefault((row["op"], row["in_dtype"], row["out_dtype"]), []).append(
+            (row["twin_in_dtype"], row["twin_out_dtype"]))
+    return twins
+
+
+def twin_kernel_name(name: str, dtypes: tuple[str, str], twin: tuple[str, str]) -> str:
+    """The twin's name: the kernel name's ".<in>.<out>." part with the twin's dtypes."""
+    old, new = ".{}.{}.".format(*dtypes), ".{}.{}.".format(*twin)
+    if old not in name:
+        raise SystemExit(f"kernel {name}: a twinned kernel's name must contain {old!r} (its dtypes)")
+    return name.replace(old, new, 1)
+
+
+def kernel_twins(twins: dict, op: str, in_dtype: str, out_dtype: str, name: str) -> list[tuple[str, str, str]]:
+    """(twin_in_dtype, twin_out_dtype, twin name) of each twin of one kernel (<arch>.twins.csv)."""
+    return [(ti, to, twin_kernel_name(name, (in_dtype, out_dtype), (ti, to)))
+            for ti, to in twins.get((op, in_dtype, out_dtype), [])]
+
+
 def read_kernel_specs(arch: str) -> list[dict]:
+    """Every kernel of <arch>.kernels.csv, then the dtype twins (<arch>.twins.csv) that it does not list itself."""
     specs = []
     for row in _read_csv(CONFIGS / f"{arch}.kernels.csv"):
         missing = [c for c in KERNEL_COLUMNS if c not in row]
@@ -110,6 +143,15 @@ def read_kernel_specs(arch: str) -> list[dict]:
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise SystemExit(f"{arch}.kernels.csv: duplicate kernel names {sorted(dup)}")
+    listed, twins = set(names), read_twins(arch)
+    in_rows = {r["kernel"] for r in _read_csv(CONFIGS / f"{arch}.csv")}   # only what rows name is twinned
+    for spec in list(specs):
+        if spec["name"] not in in_rows:
+            continue
+        for ti, to, name in kernel_twins(twins, spec["op"], spec["in_dtype"], spec["out_dtype"], spec["name"]):
+            if name not in listed:
+                listed.add(name)
+                specs.append(dict(spec, in_dtype=ti, out_dtype=to, name=name, ident=ident_of(name), twin_of=spec["name"]))
     return specs
 
 
@@ -155,7 +197,28 @@ def check_row_scaling(arch: str, row: dict) -> None:
                          f"(default rows are not split by scaling)")
 
 
+def row_base_op(op: str) -> str:
+    """The op of a dispatch row's op field ('gemm_a8w8.row_scales@H100' -> 'gemm_a8w8')."""
+    base = split_part(op)[0]
+    return base[:-len(ROW_SCALES_SUFFIX)] if base.endswith(ROW_SCALES_SUFFIX) else base
+
+
+def twin_rows(arch: str, rows: list[dict], twins: dict | None = None) -> list[dict]:
+    """The rows that <arch>.twins.csv (or `twins`, as read_twins returns) adds: each row of a twinned (op, in, out),
+    again for each twin dtype pair with the twin kernel, where `rows` have none of (op, twin_in_dtype,
+    twin_out_dtype) themselves."""
+    twins = read_twins(arch) if twins is None else twins
+    own = {(row_base_op(r["op"]), r["in_dtype"], r["out_dtype"]) for r in rows}
+    out = []
+    for r in rows:
+        for ti, to, name in kernel_twins(twins, row_base_op(r["op"]), r["in_dtype"], r["out_dtype"], r["kernel"]):
+            if (row_base_op(r["op"]), ti, to) not in own:
+                out.append(dict(r, in_dtype=ti, out_dtype=to, kernel=name))
+    return out
+
+
 def read_dispatch_rows(arch: str, kernel_names: set[str]) -> list[dict]:
+    """Every row of <arch>.csv, then the dtype twins' rows (twin_rows)."""
     rows = []
     for row in _read_csv(CONFIGS / f"{arch}.csv"):
         missing = [c for c in DISPATCH_COLUMNS if c not in row]
@@ -172,7 +235,11 @@ def read_dispatch_rows(arch: str, kernel_names: set[str]) -> list[dict]:
             "m_max": int(row["m_max"]), "N": int(row["N"] or 0), "K": int(row["K"] or 0),
             "kernel": row["kernel"], "split_k": int(row["split_k"]) if str(row["split_k"]).strip() else 1,
         })
-    return rows
+    extra = twin_rows(arch, rows)
+    missing = sorted({r["kernel"] for r in extra} - kernel_names)
+    if missing:
+        raise SystemExit(f"{arch}.twins.csv: twin kernels not built: {missing[:5]}")
+    return rows + extra
 
 
 # ----------------------------------------------------------------------------- hashing / cache
@@ -338,16 +405,40 @@ def write_registry(arch: str, arch_dir: pathlib.Path, built: list[tuple[dict, di
     (arch_dir / "registry.cpp").write_text("\n".join(out) + "\n")
 
 
+SHARED_LIBS_DIR = "_libs"
+
+
+def hoist_link_libs(arch_dir: pathlib.Path, built: list[tuple[dict, dict]]) -> list[str]:
+    """Moves the runtime libraries that kernel builds ship (one copy each: 52 KB x 272 for the
+    CuTe DSL runtime) into arch_dir/_libs, keeping one copy per name; returns the kept paths
+    relative to the output root. Two kernels shipping different bytes under one name (two DSL
+    versions in one tree) is an error rather than a silent pick."""
+    shared = arch_dir / SHARED_LIBS_DIR
+    kept = []
+    for spec, result in built:
+        for lib in result.get("link_libs", []):
+            copy, target = arch_dir / spec["name"] / lib, shared / os.path.basename(lib)
+            if copy.exists():
+                if target.exists() and target.read_bytes() != copy.read_bytes():
+                    raise SystemExit(f"{spec['name']}: {lib} differs from {target}; "
+                                     "delete the arch folder and rebuild")
+                shared.mkdir(exist_ok=True)
+                os.replace(copy, target)
+            elif not target.exists():
+                raise SystemExit(f"{spec['name']}: {lib} is missing from {copy.parent} and {shared}; "
+                                 "delete the arch folder and rebuild")
+            rel = str(target.relative_to(arch_dir.parent))
+            if rel not in kept:
+                kept.append(rel)
+    return kept
+
+
 def write_manifest(arch: str, arch_dir: pathlib.Path, built: list[tuple[dict, dict]]) -> None:
-    objects, libs, flags = [], [], []
+    objects, flags = [], []
+    libs = hoist_link_libs(arch_dir, built)
     for spec, result in built:
         kdir = arch_dir / spec["name"]
         objects += [str((kdir / o).relative_to(arch_dir.parent)) for o in result["objects"]]
-        for lib in result.get("link_libs", []):
-            rel = str((kdir / lib).relative_to(arch_dir.parent))
-            # The same runtime library shipped by several kernels is linked once.
-            if os.path.basename(rel) not in {os.path.basename(x) for x in libs}:
-                libs.append(rel)
         for flag in result.get("link_flags", []):
             if flag not in flags:
                 flags.append(flag)
@@ -367,9 +458,10 @@ def write_manifest(arch: str, arch_dir: pathlib.Path, built: list[tuple[dict, di
 
 
 def configs_fingerprint(arch: str, configs: pathlib.Path | None = None) -> str:
-    """sha256 over kernels/configs/<arch>.kernels.csv and <arch>.csv: what registry.cpp was made from."""
+    """sha256 over kernels/configs/<arch>.kernels.csv, <arch>.csv and <arch>.twins.csv: what registry.cpp was made
+    from."""
     h = hashlib.sha256()
-    for name in (f"{arch}.kernels.csv", f"{arch}.csv"):
+    for name in (f"{arch}.kernels.csv", f"{arch}.csv", f"{arch}.twins.csv"):
         path = (configs or CONFIGS) / name
         h.update(name.encode() + b"\0" + (path.read_bytes() if path.exists() else b""))
     return h.hexdigest()

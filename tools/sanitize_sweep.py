@@ -36,6 +36,9 @@ def main(argv=None) -> int:
     ap.add_argument("--split-k", default="1", help="with --each-kernel: split_k values to pin (comma-separated)")
     ap.add_argument("--shapes", default="", help="MxNxK,... instead of the built-in sweep shapes")
     ap.add_argument("--ops", default="", help="comma-separated ops (default: every op with a GPU kernel)")
+    ap.add_argument("--variant", default="per_token", help="the problems' variant (flygemm.bench.make_problem): "
+                    "per_token / per_tensor scales for gemm_a8w8, fp16 for gemm_a16w16 with fp16 operands (the "
+                    "fp16 kernels; other ops ignore it)")
     args = ap.parse_args(argv)
     shapes = bench.parse_shapes(args.shapes, SHAPES)
     gen = torch.Generator().manual_seed(7)
@@ -50,7 +53,7 @@ def main(argv=None) -> int:
     failures = 0
     for op in sorted(built):
         for M, N, K in shapes:
-            pargs, _, _ = bench.make_problem(op, "per_token", M, N, K, torch.device("cuda"), gen)
+            pargs, _, _ = bench.make_problem(op, args.variant, M, N, K, torch.device("cuda"), gen)
             fn = getattr(flygemm, op)
             ref = fn(*(t.cpu() for t in pargs))
             pins = [None]

@@ -164,6 +164,10 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
         _asm([], [Int64(addr), Float32(v)],
              "{ .reg .b16 h; cvt.rn.bf16.f32 h, $1; st.global.b16 [$0], h; }", "l,f", side=True)
 
+    def stg_f16(addr, v):
+        _asm([], [Int64(addr), Float32(v)],
+             "{ .reg .b16 h; cvt.rn.f16.f32 h, $1; st.global.b16 [$0], h; }", "l,f", side=True)
+
     def ld_f32(addr):
         return Float32(_asm([T.f32()], [Int64(addr)], "ld.global.nc.f32 $0, [$1];", "=f,l"))
 

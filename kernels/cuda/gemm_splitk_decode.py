@@ -1,11 +1,12 @@
 """Memory-bound split-K decode GEMMs for sm_90a (H100/H200) in CuTe DSL, for small M (M <= 16; MX up to 64).
 
-    out[m, n] = round_bf16( sum_k A[m, k] * W[n, k] (dequantized) + bias[n] )   (fp32 accumulate)
+    out[m, n] = round( sum_k A[m, k] * W[n, k] (dequantized) + bias[n] )   (fp32 accumulate; one rounding to
+                                                                          the kernel's out dtype: bf16, fp16, fp32)
 
 One family file, five ops (specialization rows in kernels/configs/sm_90a.kernels.csv):
 
   mode      op                     a / w                       scales
-  bf16      gemm_a16w16            bf16 [M, K] / [N, K]        -
+  bf16      gemm_a16w16            bf16 or fp16 [M, K] / [N, K] -    (fp16: the f16 mma, otherwise the same)
   fp8       gemm_a8w8              e4m3fn                      a: 1 or M fp32, w: 1 or N fp32
   fp8blk    gemm_a8w8_blockscale   e4m3fn                      a: [M, ceil(K/128)], w: [ceil(N/128), ceil(K/128)]
   mxfp8     gemm_mxfp8             e4m3fn                      e8m0 [rows, K/32]
@@ -202,6 +203,8 @@ _OPS = {
     "gemm_mxfp8": ("mxfp8", "fp8_e4m3fn", 16, 32),
     "gemm_mxfp4": ("mxfp4", "fp4_e2m1_x2", 32, 32),
 }
+# output dtypes and their bytes per element (the epilogue's and the reduce's store_out)
+_OUT_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
 # bytes of shared memory per activation element after staging (bf16 or f16)
 _SMEM_EB = 2
 # shared-memory row padding (bytes, row stride mod 128) that makes the fragment reads
@@ -329,12 +332,16 @@ class Config:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         self.op = op
         self.mode, want_in, self.ve, self.k_multiple = _OPS[op]
-        if in_dtype and in_dtype != want_in:
-            raise ValueError(f"{FAMILY}: {op} needs in_dtype {want_in}, got {in_dtype}")
-        self.in_dtype = want_in
-        if out_dtype != "bf16":
-            raise ValueError(f"{FAMILY}: only bf16 output is implemented, got {out_dtype}")
+        # gemm_a16w16 takes fp16 too: the same kernels with the f16 mma (HMMA.16816.F32 either way)
+        allowed_in = (want_in, "fp16") if self.mode == "bf16" else (want_in,)
+        if in_dtype and in_dtype not in allowed_in:
+            raise ValueError(f"{FAMILY}: {op} needs in_dtype {' or '.join(allowed_in)}, got {in_dtype}")
+        self.in_dtype = in_dtype or want_in
+        # the fp32 sums are rounded once, by the epilogue (split_k 1) or the reduce, to the output dtype
+        if out_dtype not in _OUT_BYTES:
+            raise ValueError(f"{FAMILY}: out_dtype must be one of {sorted(_OUT_BYTES)}, got {out_dtype}")
         self.out_dtype = out_dtype
+        self.out_bytes = _OUT_BYTES[out_dtype]
         self.tile_m = int(tile_m)
         # mx_n = 1 (the .wgn kernels, MXFP4 with mma=wgmma): see mx_n below; tile_m 2 / 4 / 8 / 16 tokens
         self.mx_n = int(mx_n)
@@ -653,6 +660,16 @@ def _make_kernel_class(cfg: Config):
     ldg_w8, ldg_b32, ldg_b32_p, e2m1x8_to_e4m3 = P.ldg_w8, P.ldg_b32, P.ldg_b32_p, P.e2m1x8_to_e4m3
     e4m3x4_to_bf16, e4m3x4_nan_bits = P.e4m3x4_to_bf16, P.e4m3x4_nan_bits
     stg_b32 = P.stg_b32
+    OUT_BYTES = cfg.out_bytes
+
+    def store_out(addr, v):
+        """One output element, the fp32 sum rounded once (round to nearest even) to the kernel's output dtype."""
+        if cutlass.const_expr(cfg.out_dtype == "bf16"):
+            stg_bf16(addr, v)
+        elif cutlass.const_expr(cfg.out_dtype == "fp16"):
+            P.stg_f16(addr, v)
+        else:
+            stg_f32(addr, v)
 
     def nan_if_any(mult, bits):
         """mx_bf16 MXFP8: the bf16x2 scale factor, made NaN where `bits` (OR of e4m3x4_nan_bits) flags an e4m3
@@ -722,7 +739,7 @@ def _make_kernel_class(cfg: Config):
     OPT = cfg.out_per_thread
     WG = cfg.mma == "wgmma"
     BSTEP = getattr(cfg, "b_step_bytes", 0)   # smem bytes of one (warpgroup, k32 step) B tile
-    kind = "bf16" if mode in ("bf16", "mxfp4") else "f16"
+    kind = "bf16" if mode in ("bf16", "mxfp4") and cfg.in_dtype != "fp16" else "f16"
     LDS_PER_VEC = VE * _SMEM_EB // 16   # 16-byte smem reads per vector of activation
     STEPS = VE // 4                     # k16 mma steps per vector pair (rows g, g+8)
     NW = G * 2 * V * 4                  # weight registers per round
@@ -1905,7 +1922,7 @@ def _make_kernel_class(cfg: Config):
                     if split_k == 1:
                         if has_bias != 0:
                             v = v + (epi[i][2] if cutlass.const_expr(epi is not None) else ld_f32(bias + Int64(n) * 4))
-                        stg_bf16(out + (Int64(m0 + m) * ldo + n) * 2, v)
+                        store_out(out + (Int64(m0 + m) * ldo + n) * OUT_BYTES, v)
                     else:
                         stg_f32(ws + ((Int64(bs) * M_pad + m0 + m) * N + n) * 4, v)
 
@@ -1938,7 +1955,7 @@ def _make_kernel_class(cfg: Config):
                         v = v + parts[s]
                 if has_bias != 0:
                     v = v + ld_f32(bias + Int64(n) * 4)
-                stg_bf16(out + (Int64(m) * ldo + n) * 2, v)
+                store_out(out + (Int64(m) * ldo + n) * OUT_BYTES, v)
 
         # -------------------------------------------------------------- a_image: the activation image
         @cute.kernel
@@ -2037,6 +2054,7 @@ _ADAPTER_CONSTANTS = r"""
 constexpr long long kTileM = @TILE_M@, kKMultiple = @KMULT@, kMaxSplitK = @MAXSPLIT@;
 constexpr long long kElemNum = @ENUM@, kElemDen = @EDEN@;  // bytes per element = num / den
 constexpr long long kStoreBytes = @SBYTES@;  // bytes per storage element of a (fp4: 1 per pair)
+constexpr long long kOutBytes = @OBYTES@;  // bytes per element of out (@OUTDT@)
 constexpr int kMode = @MODE@;  // 0 bf16, 1 fp8 (tensor/row scales), 2 blockscale, 3 mxfp8, 4 mxfp4
 constexpr int kMxScaleAlign = @MXALIGN@;  // E8M0 scale pointers: the MXFP4 bulk kernels copy 4-byte words
 // a_image: bytes of the activation image per k-tile of tile_m rows (Config.img_group_bytes x tile_k / 128),
@@ -2068,7 +2086,7 @@ static int @IDENT@_launch(const flygemm::LaunchArgs& args, char* err, int err_le
   if (args.ldo < N) return fail(err, err_len, "ldo must be >= N");
   if (!args.a || !args.w || !args.out) return fail(err, err_len, "null a, w or out pointer");
   if (!aligned(args.a, 16) || !aligned(args.w, 16)) return fail(err, err_len, "a and w must be 16-byte aligned");
-  if (!aligned(args.out, 2)) return fail(err, err_len, "out must be 2-byte aligned");
+  if (!aligned(args.out, kOutBytes)) return fail(err, err_len, "out must be @OBYTES@-byte aligned");
   const int split_k = args.split_k;
   if (split_k < 1 || split_k > kMaxSplitK) return fail(err, err_len, "split_k must be in [1, @MAXSPLIT@]");
   if (split_k > 1) {
@@ -2142,6 +2160,7 @@ def adapter_cpp(ident: str, name: str, header_rel: str, ciface: str, cfg: Config
         "@THREADS@": str(cfg.threads), "@KMULT@": str(cfg.k_multiple),
         "@MAXSPLIT@": str(MAX_SPLIT_K), "@ENUM@": str(enum), "@EDEN@": str(eden),
         "@MODE@": str(_MODE_CODE[cfg.mode]), "@SBYTES@": "2" if cfg.mode == "bf16" else "1",
+        "@OBYTES@": str(cfg.out_bytes), "@OUTDT@": cfg.out_dtype,
         "@IMGKT@": str(cfg.tile_k // 128 * cfg.img_group_bytes if cfg.a_image else 0),
         "@TILE_K@": str(cfg.tile_k),
         "@MXALIGN@": "4" if ((cfg.w_bulk and cfg.mode == "mxfp4") or (cfg.mx_pipe and cfg.mode in ("mxfp4", "mxfp8")))

@@ -81,8 +81,9 @@ def make_problem(op: str, variant: str, M: int, N: int, K: int, device: torch.de
     a32 = torch.randn(M, K, generator=gen, device=gen.device)
     w32 = torch.randn(N, K, generator=gen, device=gen.device) / math.sqrt(K)
     f8 = fp8_dtype(device)
-    if op == "gemm_a16w16":
-        a, w = a32.to(torch.bfloat16).to(device), w32.to(torch.bfloat16).to(device)
+    if op == "gemm_a16w16":   # variant "fp16": fp16 operands and output, else bf16
+        dt = torch.float16 if variant == "fp16" else torch.bfloat16
+        a, w = a32.to(dt).to(device), w32.to(dt).to(device)
         return (a, w), (lambda: torch.mm(a, w.t())), 2 * (M * K + N * K + M * N)
     if op == "gemm_a8w8":
         if variant == "per_tensor":
@@ -126,7 +127,21 @@ def make_problem(op: str, variant: str, M: int, N: int, K: int, device: torch.de
     raise ValueError(f"unknown op {op}")
 
 
+# the variants a run times by default, and every variant make_problem knows (--variants picks among these)
 VARIANTS = {"gemm_a8w8": ("per_tensor", "per_token"), }
+KNOWN_VARIANTS = {"gemm_a16w16": ("-", "fp16"), "gemm_a8w8": ("per_tensor", "per_token")}
+
+
+def op_variants(op: str, wanted: str | None) -> tuple:
+    """The variants to time for op: VARIANTS' default, or those of the comma-separated `wanted` that the op knows
+    (KNOWN_VARIANTS; "-" is the op's only variant where none are listed). None known: a ValueError."""
+    if not wanted:
+        return VARIANTS.get(op, ("-",))
+    known = KNOWN_VARIANTS.get(op, ("-",))
+    picked = tuple(v for v in wanted.split(",") if v in known)
+    if not picked:
+        raise ValueError(f"--variants {wanted}: none is a variant of {op} (its variants: {', '.join(known)})")
+    return picked
 
 
 # ----------------------------------------------------------------------------- timing
@@ -436,6 +451,9 @@ def main(argv: list[str] | None = None) -> int:
                     "launch/event overhead the event timing includes")
     ap.add_argument("--device", default=None, help="cuda, cpu, ... (default: GPU if present)")
     ap.add_argument("--no-check", action="store_true", help="skip the oracle check (large shapes)")
+    ap.add_argument("--variants", default=None, help="comma-separated variants to time instead of each op's "
+                    "default ones: per_tensor / per_token (gemm_a8w8), fp16 (gemm_a16w16 with fp16 operands and "
+                    "output; '-' is bf16); each op times those it knows, and one that knows none of them is an error")
     ap.add_argument("--json", help="also write the rows as JSON to this file")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--torch-fast-accum", action="store_true", help="time the gemm_a8w8 peer "
@@ -465,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
               + (f", kernel time {floor_kernel_us:.1f} us" if args.kernel_time else ""), flush=True)
     rows = []
     for op in args.ops.split(","):
-        for variant in VARIANTS.get(op, ("-",)):
+        for variant in op_variants(op, args.variants):
             for M, N, K in shapes:
                 check = not args.no_check and M * N * K <= 2 ** 36
                 rows.append(bench_one(op, variant, M, N, K, device, gen, check, args.dirty_l2, args.kernel_time))
