@@ -144,6 +144,21 @@ def extension():
     )
 
 
+class BuildWithAsNeeded(BuildExtension):
+    """Links _C.so with --as-needed ahead of the libraries. CppExtension names libtorch.so and
+    libtorch_python.so, of which _C.so uses nothing: linkers that keep every named library (the
+    GPU machine's g++ did; Debian's drops them by default) put them in DT_NEEDED, and a C++
+    application linked with flygemm::flygemm then failed to start ("libtorch.so: cannot open
+    shared object file": _C.so has no RUNPATH and the application's does not apply to it)."""
+
+    def build_extensions(self):
+        for attr in ("linker_so", "linker_so_cxx"):
+            cmd = getattr(self.compiler, attr, None)
+            if cmd and "-Wl,--as-needed" not in cmd:
+                cmd.insert(1, "-Wl,--as-needed")
+        super().build_extensions()
+
+
 setup(
     name="flygemm",
     version=VERSION,
@@ -152,7 +167,7 @@ setup(
     packages=find_packages("python"),
     package_data={"flygemm": ["share/cmake/flygemm/*.cmake"]},
     ext_modules=[extension()],
-    cmdclass={"build_ext": BuildExtension.with_options(no_python_abi_suffix=True)},
+    cmdclass={"build_ext": BuildWithAsNeeded.with_options(no_python_abi_suffix=True)},
     python_requires=">=3.10",
     install_requires=["torch>=2.11"],
 )

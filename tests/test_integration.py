@@ -319,6 +319,18 @@ def test_cpp_dispatcher_app_linked(cpp_build):
                    for n in needed), dyn
 
 
+def test_library_needs_no_unused_torch_libraries():
+    """_C.so lists only the torch libraries it uses: libtorch.so (a shell) or libtorch_python.so in
+    DT_NEEDED would have to be found through a RUNPATH it does not have, and a C++ application
+    linked with flygemm::flygemm failed to start that way on the GPU machine."""
+    if not shutil.which("readelf"):
+        pytest.skip("readelf not available")
+    dyn = _run(["readelf", "-d", flygemm.library_path()]).stdout
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.*)\]", dyn)
+    assert "libtorch_cpu.so" in needed and "libc10.so" in needed, needed
+    assert not {"libtorch.so", "libtorch_python.so"} & set(needed), needed
+
+
 def test_cpp_link_only_app(cpp_build):
     """No symbol of torch or flygemm used: the library is loaded anyway, its deps resolve."""
     r = _run([cpp_build / "link_only_app"])

@@ -194,7 +194,10 @@ def _cdiv(a: int, b: int) -> int:
 
 def _scale_from_amax(amax: torch.Tensor, qmax: float) -> torch.Tensor:
     """fp32 scale = amax / qmax; 1 where amax == 0; at least 2**-126 otherwise."""
-    scale = (amax / qmax).clamp_min(_FP32_TINY)
+    # A tensor divisor, not the Python float: torch on CUDA turns division by a scalar into a
+    # multiplication by its rounded reciprocal, one ulp off the CPU's quotient for some amax,
+    # and the scale must not depend on the device that quantized.
+    scale = (amax / torch.full_like(amax, qmax)).clamp_min(_FP32_TINY)
     return torch.where(amax == 0, torch.ones_like(scale), scale)
 
 
