@@ -1630,19 +1630,33 @@ def test_by_cost_kernels_are_not_first_fit_rows():
 # ----------------------------------------------------------------------------- dtype twins (sm_90a.twins.csv)
 
 
+# (op as the table is asked, dtypes of the measured rows, dtypes of their twins: kernels/configs/sm_90a.twins.csv)
+TWINNED = [("gemm_a16w16", ("bf16", "bf16"), ("fp16", "fp16")),
+           ("gemm_a8w8", ("fp8_e4m3fn", "bf16"), ("fp8_e4m3fn", "fp16")),
+           ("gemm_a8w8.row_scales", ("fp8_e4m3fn", "bf16"), ("fp8_e4m3fn", "fp16")),
+           ("gemm_a8w8", ("int8", "bf16"), ("int8", "fp16")),
+           ("gemm_a8w8_blockscale", ("fp8_e4m3fn", "bf16"), ("fp8_e4m3fn", "fp16"))]
+
+
 @pytest.mark.parametrize("M", [1, 2, 5, 8, 16, 24, 64, 100, 128, 300, 1024, 4096, 16384, 60000])
 @pytest.mark.parametrize("N,K", [(2048, 7168), (16384, 7168), (8192, 8192), (4096, 4096), (57344, 8192),
-                                 (2112, 7168), (1000, 4104)])
-def test_fp16_a16w16_takes_the_bf16_rows_twin(M, N, K):
-    """fp16 gemm_a16w16 had no rows (one 128 x 128 tile for every shape, 16 CTAs at N = 2048); with the twins it
-    picks the fp16 twin of whatever the bf16 rows pick, with the same split_k and from the same kind of row."""
-    kernels, rows = sm90a_tables("gemm_a16w16")
-    bf = lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op="gemm_a16w16", in_dtype="bf16",
-                out_dtype="bf16")
-    fp = lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op="gemm_a16w16", in_dtype="fp16",
-                out_dtype="fp16")
-    assert fp == (bf[0].replace(".bf16.bf16.", ".fp16.fp16.", 1), bf[1], bf[2])
-    assert ".fp16.fp16." in fp[0]
+                                 (2112, 7168), (1000, 4128)])
+@pytest.mark.parametrize("op,dtypes,twin", TWINNED, ids=lambda v: ".".join(v) if isinstance(v, tuple) else v)
+def test_twin_dtypes_take_the_measured_rows_twin(op, dtypes, twin, M, N, K):
+    """fp16 gemm_a16w16 and the fp8 / int8 ops' fp16 outputs had no rows of their own (one 128 x 128 tile for every
+    shape, 16 CTAs at N = 2048); with the twins each picks the twin of whatever the measured rows pick, with the
+    same split_k and from the same kind of row."""
+    kernels, rows = sm90a_tables(op)
+    measured = lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=dtypes[0],
+                      out_dtype=dtypes[1])
+    picked = lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=twin[0], out_dtype=twin[1])
+    old, new = ".{}.{}.".format(*dtypes), ".{}.{}.".format(*twin)
+    assert new in picked[0]
+    if measured[2] == "fallback":  # no row takes the shape: the first built kernel that does (only row kernels
+        assert picked[2] == "fallback"  # are twinned, so that may be another one)
+        assert picked[0].replace(new, old, 1) in {line.split(",")[0] for line in kernels.splitlines()}
+    else:
+        assert picked == (measured[0].replace(old, new, 1), measured[1], measured[2])
 
 
 def test_twin_rules():
@@ -1664,25 +1678,29 @@ def test_twin_rules():
         bk.kernel_twins(twins, "gemm_a16w16", "bf16", "bf16", "gemm_a16w16_t64x32")
 
 
-def test_twin_kernels_are_built_for_every_row_kernel():
-    """Every kernel a bf16 gemm_a16w16 row names has its fp16 twin in the build's kernel list (with the same
-    family params), and the fp16 decode twins are valid decode configs (fp16 in, fp16 out)."""
+@pytest.mark.parametrize("op,dtypes,twin", [t for t in TWINNED if "." not in t[0]],
+                         ids=lambda v: ".".join(v) if isinstance(v, tuple) else v)
+def test_twin_kernels_are_built_for_every_row_kernel(op, dtypes, twin):
+    """Every kernel a row of the measured dtypes names has its twin in the build's kernel list (with the same
+    family params), and the decode twins are valid decode configs of the twin's dtypes."""
     from source_modules import load_source
     bk = load_source("tools/build_kernels.py", "flygemm_build_kernels")
     fam = load_source("kernels/cuda/gemm_splitk_decode.py", "decode_family")
     specs = {s["name"]: s for s in bk.read_kernel_specs("sm_90a")}
     rows = bk.read_dispatch_rows("sm_90a", set(specs))
-    used = {r["kernel"] for r in rows if r["op"].startswith("gemm_a16w16") and r["in_dtype"] == "bf16"}
+    used = {r["kernel"] for r in rows if bk.row_base_op(r["op"]) == op and (r["in_dtype"], r["out_dtype"]) == dtypes}
     assert used
+    old, new = ".{}.{}.".format(*dtypes), ".{}.{}.".format(*twin)
     for name in used:
-        twin = specs[name.replace(".bf16.bf16.", ".fp16.fp16.", 1)]
-        assert (twin["in_dtype"], twin["out_dtype"]) == ("fp16", "fp16")
-        assert {k: v for k, v in twin.items() if k not in ("name", "ident", "in_dtype", "out_dtype", "twin_of")} == \
-               {k: v for k, v in specs[name].items() if k not in ("name", "ident", "in_dtype", "out_dtype")}
-        if twin["family"] == "gemm_splitk_decode":
-            cfg = fam.Config.from_spec(twin)
-            assert (cfg.in_dtype, cfg.out_dtype, cfg.out_bytes) == ("fp16", "fp16", 2)
-    assert any(r["in_dtype"] == "fp16" for r in rows)
+        twin_spec = specs[name.replace(old, new, 1)]
+        assert (twin_spec["in_dtype"], twin_spec["out_dtype"]) == twin
+        ignore = ("name", "ident", "in_dtype", "out_dtype", "twin_of")
+        assert {k: v for k, v in twin_spec.items() if k not in ignore} == \
+               {k: v for k, v in specs[name].items() if k not in ignore}
+        if twin_spec["family"] == "gemm_splitk_decode":
+            cfg = fam.Config.from_spec(twin_spec)
+            assert (cfg.in_dtype, cfg.out_dtype, cfg.out_bytes) == (twin[0], twin[1], 2)
+    assert any(bk.row_base_op(r["op"]) == op and (r["in_dtype"], r["out_dtype"]) == twin for r in rows)
 
 
 def test_decode_config_dtypes():
