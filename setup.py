@@ -144,6 +144,21 @@ def extension():
     )
 
 
+AS_NEEDED = "-Wl,--as-needed"
+
+
+def link_as_needed(compiler):
+    """Makes `compiler` link shared objects with --as-needed ahead of the objects and libraries (extra_preargs: the
+    one place every setuptools version puts first). Editing compiler.linker_so instead worked with this machine's
+    setuptools and not with the GPU machine's, whose C++ link line rebuilds the linker command from compiler_cxx."""
+    link_shared_object = compiler.link_shared_object
+
+    def link(*args, extra_preargs=None, **kwargs):
+        return link_shared_object(*args, extra_preargs=[AS_NEEDED, *(extra_preargs or [])], **kwargs)
+
+    compiler.link_shared_object = link
+
+
 class BuildWithAsNeeded(BuildExtension):
     """Links _C.so with --as-needed ahead of the libraries. CppExtension names libtorch.so and
     libtorch_python.so, of which _C.so uses nothing: linkers that keep every named library (the
@@ -152,22 +167,21 @@ class BuildWithAsNeeded(BuildExtension):
     shared object file": _C.so has no RUNPATH and the application's does not apply to it)."""
 
     def build_extensions(self):
-        for attr in ("linker_so", "linker_so_cxx"):
-            cmd = getattr(self.compiler, attr, None)
-            if cmd and "-Wl,--as-needed" not in cmd:
-                cmd.insert(1, "-Wl,--as-needed")
+        link_as_needed(self.compiler)
         super().build_extensions()
 
 
-setup(
-    name="flygemm",
-    version=VERSION,
-    description="GEMM kernels for LLM inference as PyTorch custom ops (AOT-compiled CuTe DSL / FlyDSL)",
-    package_dir={"": "python"},
-    packages=find_packages("python"),
-    package_data={"flygemm": ["share/cmake/flygemm/*.cmake"]},
-    ext_modules=[extension()],
-    cmdclass={"build_ext": BuildWithAsNeeded.with_options(no_python_abi_suffix=True)},
-    python_requires=">=3.10",
-    install_requires=["torch>=2.11"],
-)
+# setup.py runs as __main__ (python setup.py ..., pip's build backend); tests import it for link_as_needed.
+if __name__ == "__main__":
+    setup(
+        name="flygemm",
+        version=VERSION,
+        description="GEMM kernels for LLM inference as PyTorch custom ops (AOT-compiled CuTe DSL / FlyDSL)",
+        package_dir={"": "python"},
+        packages=find_packages("python"),
+        package_data={"flygemm": ["share/cmake/flygemm/*.cmake"]},
+        ext_modules=[extension()],
+        cmdclass={"build_ext": BuildWithAsNeeded.with_options(no_python_abi_suffix=True)},
+        python_requires=">=3.10",
+        install_requires=["torch>=2.11"],
+    )

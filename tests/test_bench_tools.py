@@ -569,9 +569,28 @@ def test_variants_option_picks_known_variants_and_makes_fp16_problems():
     assert bench.op_variants("gemm_a8w8", None) == ("per_tensor", "per_token")
     assert bench.op_variants("gemm_a16w16", "-,fp16,per_token") == ("-", "fp16")
     assert bench.op_variants("gemm_a8w8", "fp16,per_token") == ("per_token",)
+    assert bench.op_variants("gemm_a8w8_blockscale", "fp16,per_token_fp16") == ("fp16",)
     with pytest.raises(ValueError, match="gemm_mxfp4"):
         bench.op_variants("gemm_mxfp4", "fp16")
     gen = torch.Generator().manual_seed(0)
     (a, w), peer, nbytes = bench.make_problem("gemm_a16w16", "fp16", 3, 16, 32, torch.device("cpu"), gen)
     assert a.dtype == w.dtype == torch.float16 and peer().dtype == torch.float16
     assert nbytes == 2 * (3 * 32 + 16 * 32 + 3 * 16)
+
+
+@pytest.mark.parametrize("op,variant,scalars", [("gemm_a8w8", "per_tensor_fp16", 1), ("gemm_a8w8", "per_token_fp16", 3),
+                                                ("gemm_a8w8_blockscale", "fp16", None)])
+def test_fp16_output_variants_of_fp8_ops(op, variant, scalars):
+    """bench variants "fp16" / "<scaling>_fp16" of the fp8 ops ask the op for fp16 output (bias None, out_dtype) with
+    the scaling of the name; the default variants keep the four-argument call (bf16 output)."""
+    import torch
+    gen = torch.Generator().manual_seed(0)
+    args, _, _ = bench.make_problem(op, variant, 3, 16, 256, torch.device("cpu"), gen)
+    assert args[4:] == (None, torch.float16)
+    if scalars is not None:
+        assert args[2].numel() == scalars
+    assert getattr(torch.ops.flygemm, op)(*args).dtype == torch.float16
+    plain, _, _ = bench.make_problem(op, variant.replace("fp16", "").rstrip("_") or "-", 3, 16, 256,
+                                     torch.device("cpu"), gen)
+    assert len(plain) == 4 and getattr(torch.ops.flygemm, op)(*plain).dtype == torch.bfloat16
+

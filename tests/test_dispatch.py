@@ -620,16 +620,13 @@ def sm90a_tables(op="gemm_mxfp4"):
     from source_modules import ROOT as root, load_source
     fam = load_source("kernels/cuda/gemm_splitk_decode.py", "decode_family")
     bk = load_source("tools/build_kernels.py", "flygemm_build_kernels")
-    twins = bk.read_twins("sm_90a")
     listed = [r for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.kernels.csv")
                                     if not line.startswith("#")) if len(r) >= 9]
     table = [r for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.csv")
                                    if line.startswith("sm_90a,"))]
-    named, in_rows = {r[0] for r in listed}, {r[7] for r in table}
-    for r in list(listed):
-        if r[0] in in_rows:
-            listed += [[name, r[1], r[2], ti, to] + r[5:]
-                       for ti, to, name in bk.kernel_twins(twins, r[2], r[3], r[4], r[0]) if name not in named]
+    by_name = {r[0]: r for r in listed}
+    listed += [[s["name"], *by_name[s["twin_of"]][1:3], s["in_dtype"], s["out_dtype"], *by_name[s["twin_of"]][5:]]
+               for s in bk.read_kernel_specs("sm_90a") if "twin_of" in s]   # the build's own twin list
     kernels = []
     for r in listed:
         if r[2] != op:
@@ -1630,19 +1627,43 @@ def test_by_cost_kernels_are_not_first_fit_rows():
 # ----------------------------------------------------------------------------- dtype twins (sm_90a.twins.csv)
 
 
+# (op as the table is asked, dtypes of the measured rows, dtypes of their twins, which rows the twin copies:
+# kernels/configs/sm_90a.twins.csv)
+TWINNED = [("gemm_a16w16", ("bf16", "bf16"), ("fp16", "fp16"), "all"),
+           ("gemm_a8w8", ("fp8_e4m3fn", "bf16"), ("fp8_e4m3fn", "fp16"), "default"),
+           ("gemm_a8w8.row_scales", ("fp8_e4m3fn", "bf16"), ("fp8_e4m3fn", "fp16"), "default"),
+           ("gemm_a8w8", ("int8", "bf16"), ("int8", "fp16"), "all"),
+           ("gemm_a8w8_blockscale", ("fp8_e4m3fn", "bf16"), ("fp8_e4m3fn", "fp16"), "default")]
+
+
+def without_exact_rows(rows: str, dtypes: tuple) -> str:
+    """The rows (sm90a_tables' CSV) less the exact (N, K) rows of the given (in, out) dtypes."""
+    def exact(line):
+        f = line.split(",")
+        return (f[2], f[3]) == dtypes and (f[5], f[6]) != ("0", "0")
+    return "\n".join(line for line in rows.splitlines() if not exact(line)) + "\n"
+
+
 @pytest.mark.parametrize("M", [1, 2, 5, 8, 16, 24, 64, 100, 128, 300, 1024, 4096, 16384, 60000])
 @pytest.mark.parametrize("N,K", [(2048, 7168), (16384, 7168), (8192, 8192), (4096, 4096), (57344, 8192),
-                                 (2112, 7168), (1000, 4104)])
-def test_fp16_a16w16_takes_the_bf16_rows_twin(M, N, K):
-    """fp16 gemm_a16w16 had no rows (one 128 x 128 tile for every shape, 16 CTAs at N = 2048); with the twins it
-    picks the fp16 twin of whatever the bf16 rows pick, with the same split_k and from the same kind of row."""
-    kernels, rows = sm90a_tables("gemm_a16w16")
-    bf = lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op="gemm_a16w16", in_dtype="bf16",
-                out_dtype="bf16")
-    fp = lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op="gemm_a16w16", in_dtype="fp16",
-                out_dtype="fp16")
-    assert fp == (bf[0].replace(".bf16.bf16.", ".fp16.fp16.", 1), bf[1], bf[2])
-    assert ".fp16.fp16." in fp[0]
+                                 (2112, 7168), (1000, 4128)])
+@pytest.mark.parametrize("op,dtypes,twin,scope", TWINNED, ids=lambda v: ".".join(v) if isinstance(v, tuple) else v)
+def test_twin_dtypes_take_the_measured_rows_twin(op, dtypes, twin, scope, M, N, K):
+    """fp16 gemm_a16w16 and the fp8 / int8 ops' fp16 outputs had no rows of their own (one 128 x 128 tile for every
+    shape, 16 CTAs at N = 2048); with the twins each picks the twin of whatever the measured rows pick (for twins of
+    the default rows only: the measured default rows), with the same split_k and from the same kind of row."""
+    kernels, rows = sm90a_tables(op)
+    measured_rows = rows if scope == "all" else without_exact_rows(rows, dtypes)
+    measured = lookup(M, N, K, kernels=kernels, rows=measured_rows, arch="sm_90a", op=op, in_dtype=dtypes[0],
+                      out_dtype=dtypes[1])
+    picked = lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=twin[0], out_dtype=twin[1])
+    old, new = ".{}.{}.".format(*dtypes), ".{}.{}.".format(*twin)
+    assert new in picked[0]
+    if measured[2] == "fallback":  # no row takes the shape: the first built kernel that does (only row kernels
+        assert picked[2] == "fallback"  # are twinned, so that may be another one)
+        assert picked[0].replace(new, old, 1) in {line.split(",")[0] for line in kernels.splitlines()}
+    else:
+        assert picked == (measured[0].replace(old, new, 1), measured[1], measured[2])
 
 
 def test_twin_rules():
@@ -1662,27 +1683,54 @@ def test_twin_rules():
     assert bk.twin_rows("sm_90a", [row, own], twins) == []
     with pytest.raises(SystemExit, match="must contain"):
         bk.kernel_twins(twins, "gemm_a16w16", "bf16", "bf16", "gemm_a16w16_t64x32")
+    defaults_only = {("gemm_a16w16", "bf16", "bf16"): [("fp16", "fp16", "default")]}
+    assert bk.twin_rows("sm_90a", [row], defaults_only) == []   # an exact row: not copied
+    default_row = dict(row, op="gemm_a16w16", N=0, K=0)
+    assert [r["kernel"] for r in bk.twin_rows("sm_90a", [row, default_row], defaults_only)] == [
+        "gemm_a16w16.fp16.fp16.t64x32x64.sk8.sw.sm90a"]
 
 
-def test_twin_kernels_are_built_for_every_row_kernel():
-    """Every kernel a bf16 gemm_a16w16 row names has its fp16 twin in the build's kernel list (with the same
-    family params), and the fp16 decode twins are valid decode configs (fp16 in, fp16 out)."""
+def test_twin_rows_column_is_checked(tmp_path):
+    """sm_90a.twins.csv's optional rows column: all (or empty) / default, anything else stops the build."""
+    from source_modules import load_source
+    bk = load_source("tools/build_kernels.py", "flygemm_build_kernels")
+    head = "op,in_dtype,out_dtype,twin_in_dtype,twin_out_dtype,rows\n"
+    (tmp_path / "sm_90a.twins.csv").write_text(head + "gemm_a8w8,fp8_e4m3fn,bf16,fp8_e4m3fn,fp16,default\n"
+                                               "gemm_a16w16,bf16,bf16,fp16,fp16,\n")
+    assert bk.read_twins("sm_90a", tmp_path) == {("gemm_a8w8", "fp8_e4m3fn", "bf16"): [("fp8_e4m3fn", "fp16", "default")],
+                                                 ("gemm_a16w16", "bf16", "bf16"): [("fp16", "fp16", "all")]}
+    (tmp_path / "sm_90a.twins.csv").write_text(head + "gemm_a16w16,bf16,bf16,fp16,fp16,exact\n")
+    with pytest.raises(SystemExit, match="rows must be one of"):
+        bk.read_twins("sm_90a", tmp_path)
+
+
+@pytest.mark.parametrize("op,dtypes,twin,scope", [t for t in TWINNED if "." not in t[0]],
+                         ids=lambda v: ".".join(v) if isinstance(v, tuple) else v)
+def test_twin_kernels_are_built_for_every_row_kernel(op, dtypes, twin, scope):
+    """Every kernel a row of the measured dtypes names (for twins of the default rows: a default row) has its twin
+    in the build's kernel list (with the same family params), and the decode twins are valid decode configs of the
+    twin's dtypes; twins of the default rows build no kernel that only exact rows name."""
     from source_modules import load_source
     bk = load_source("tools/build_kernels.py", "flygemm_build_kernels")
     fam = load_source("kernels/cuda/gemm_splitk_decode.py", "decode_family")
     specs = {s["name"]: s for s in bk.read_kernel_specs("sm_90a")}
     rows = bk.read_dispatch_rows("sm_90a", set(specs))
-    used = {r["kernel"] for r in rows if r["op"].startswith("gemm_a16w16") and r["in_dtype"] == "bf16"}
+    mine = [r for r in rows if bk.row_base_op(r["op"]) == op and (r["in_dtype"], r["out_dtype"]) == dtypes]
+    used = {r["kernel"] for r in mine if scope == "all" or r["N"] == r["K"] == 0}
     assert used
+    old, new = ".{}.{}.".format(*dtypes), ".{}.{}.".format(*twin)
+    twins_built = {n for n, s in specs.items() if s.get("twin_of") in {r["kernel"] for r in mine}}
+    assert twins_built == {n.replace(old, new, 1) for n in used} - {n for n, s in specs.items() if "twin_of" not in s}
     for name in used:
-        twin = specs[name.replace(".bf16.bf16.", ".fp16.fp16.", 1)]
-        assert (twin["in_dtype"], twin["out_dtype"]) == ("fp16", "fp16")
-        assert {k: v for k, v in twin.items() if k not in ("name", "ident", "in_dtype", "out_dtype", "twin_of")} == \
-               {k: v for k, v in specs[name].items() if k not in ("name", "ident", "in_dtype", "out_dtype")}
-        if twin["family"] == "gemm_splitk_decode":
-            cfg = fam.Config.from_spec(twin)
-            assert (cfg.in_dtype, cfg.out_dtype, cfg.out_bytes) == ("fp16", "fp16", 2)
-    assert any(r["in_dtype"] == "fp16" for r in rows)
+        twin_spec = specs[name.replace(old, new, 1)]
+        assert (twin_spec["in_dtype"], twin_spec["out_dtype"]) == twin
+        ignore = ("name", "ident", "in_dtype", "out_dtype", "twin_of")
+        assert {k: v for k, v in twin_spec.items() if k not in ignore} == \
+               {k: v for k, v in specs[name].items() if k not in ignore}
+        if twin_spec["family"] == "gemm_splitk_decode":
+            cfg = fam.Config.from_spec(twin_spec)
+            assert (cfg.in_dtype, cfg.out_dtype, cfg.out_bytes) == (twin[0], twin[1], 2)
+    assert any(bk.row_base_op(r["op"]) == op and (r["in_dtype"], r["out_dtype"]) == twin for r in rows)
 
 
 def test_decode_config_dtypes():

@@ -235,6 +235,50 @@ def test_fp16_twin_kernels_match_oracle(monkeypatch):
 
 
 @requires_cuda
+@pytest.mark.parametrize("op", ["gemm_a8w8", "gemm_a8w8_blockscale"])
+def test_fp16_out_twin_kernels_match_oracle(op, monkeypatch):
+    """Every fp16-output decode kernel of an fp8 op (the twins of the bf16-output ones: the same kernel, the
+    epilogue rounds to fp16 once) pinned at M = 1 / 7 / 16 on the ragged N = 272 with its small K and with K = 7168,
+    split_k 1, one that does not divide the K tiles, and 16; per-token / per-channel (blockscale: block) scales, bias
+    on odd M, the CPU oracle with fp16 output; NaN-poisoned fp16 output with guard rows, two runs bitwise equal.
+    Then through the dispatch table at the issue-5 shapes: the fp16-output pick is the bf16-output pick's twin."""
+    twins = decode_kernels(op, ("fp8_e4m3fn", "fp16"))
+    if not twins:
+        pytest.skip(f"no fp16-output {op} decode kernel in this build")
+    N = 272
+    for K in sorted({small_k(k) for k in twins} | {7168}):
+        args, bias, _ = problem(op, N, K)
+        ref = getattr(torch.ops.flygemm, op)(*(t.cpu() for t in args), bias.cpu(), torch.float16)
+        assert ref.dtype == torch.float16
+        for k in twins:
+            if K % max(1, k["requires_k_multiple"]):
+                continue
+            kt = -(-K // k["tile"][2])
+            for s in sorted({1, non_dividing_split(kt), 16}):
+                monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"{k['name']}:{s}")
+                for M in (1, 7, 16):
+                    b = bias if M % 2 else None
+                    expect = ref[:M] if M % 2 else ref[:M].float() - bias.cpu().reshape(1, -1)
+                    views = []
+                    for _ in range(2):
+                        buf, view = guarded_out(M, N, torch.float16, "cuda")
+                        getattr(torch.ops.flygemm, op + "_out")(*rows(args, op, M), b, None, out=view)
+                        torch.cuda.synchronize()
+                        assert not torch.isnan(view).any(), f"{k['name']}:{s} M={M} K={K}: output not fully written"
+                        check_guards(buf, M, N)
+                        views.append(view)
+                    err = rel_fro(views[0], expect)
+                    assert err <= 1e-2, f"{k['name']}:{s} M={M} K={K}: rel err {err:.3e}"
+                    assert torch.equal(views[0], views[1]), f"{k['name']}:{s} M={M} K={K}: two runs differ"
+    monkeypatch.delenv("FLYGEMM_FORCE_KERNEL")
+    for M, N_, K_ in [(1, 2048, 7168), (16, 2048, 7168), (1, 16384, 7168), (16, 16384, 7168)]:
+        bf = flygemm.explain(op, M, N_, K_, torch.float8_e4m3fn, "cuda", out_dtype=torch.bfloat16)
+        fp = flygemm.explain(op, M, N_, K_, torch.float8_e4m3fn, "cuda", out_dtype=torch.float16)
+        assert fp["kernel"] == bf["kernel"].replace(".bf16.", ".fp16.", 1), (M, N_, K_, bf, fp)
+        assert fp["split_k"] == bf["split_k"]
+
+
+@requires_cuda
 @pytest.mark.parametrize("op", ["gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale"])
 def test_smem_ring_kernels_over_many_rounds(op, monkeypatch):
     """The cp.async weight-ring kernels (meta w_stages > 0) on a K long enough for the ring to wrap

@@ -331,6 +331,26 @@ def test_library_needs_no_unused_torch_libraries():
     assert not {"libtorch.so", "libtorch_python.so"} & set(needed), needed
 
 
+def test_shared_object_link_starts_with_as_needed():
+    """setup.py links _C.so with -Wl,--as-needed first (extra_preargs: ahead of the objects and every -l), whatever
+    else the call passes; editing the compiler's linker_so list did not reach the GPU machine's link line."""
+    from source_modules import load_source
+    setup_py = load_source("setup.py", "flygemm_setup_py")
+    calls = []
+
+    class Compiler:
+        def link_shared_object(self, objects, output, **kwargs):
+            calls.append((objects, output, kwargs))
+
+    compiler = Compiler()
+    setup_py.link_as_needed(compiler)
+    compiler.link_shared_object(["a.o"], "_C.so", libraries=["torch", "torch_python"], extra_postargs=["-x"])
+    compiler.link_shared_object(["a.o"], "_C.so", extra_preargs=["-pre"])
+    assert calls[0] == (["a.o"], "_C.so", {"libraries": ["torch", "torch_python"], "extra_postargs": ["-x"],
+                                           "extra_preargs": ["-Wl,--as-needed"]})
+    assert calls[1][2]["extra_preargs"] == ["-Wl,--as-needed", "-pre"]
+
+
 def test_cpp_link_only_app(cpp_build):
     """No symbol of torch or flygemm used: the library is loaded anyway, its deps resolve."""
     r = _run([cpp_build / "link_only_app"])

@@ -211,6 +211,21 @@ def test_e2m1_nibble_order_matches_the_contract():
     assert not np.array_equal(MX.operand_matrix(swapped.astype(np.float64), FP4), mat)
 
 
+def test_fp8_operand_decode_ignores_other_modules_named_like_rocm_families(monkeypatch):
+    """The fp8 operand model decodes e4m3 through the ROCm core (a unique module name), not a bare `gemm_a8w8`
+    import: with the CUDA family of that name loaded first (as the GPU test files do), the emulator test failed
+    with an ImportError on the GPU machine. Every byte decodes as torch's float8_e4m3fn does."""
+    import types
+    monkeypatch.setitem(__import__("sys").modules, "gemm_a8w8", types.ModuleType("gemm_a8w8"))
+    frag = np.tile(np.arange(256, dtype=np.uint8).reshape(8, 32), (MX.WAVE // 8, 1))
+    mat = MX.operand_matrix(frag.astype(np.float64), FP8)
+    want = torch.arange(256, dtype=torch.uint8).view(torch.float8_e4m3fn).double().numpy()
+    for lane in range(0, MX.WAVE, 5):
+        row, group = lane % 16, lane // 16
+        slots = 64 * (np.arange(32) // 16) + 16 * group + np.arange(32) % 16
+        np.testing.assert_array_equal(mat[row, slots], want[frag[lane]])
+
+
 def test_e2m1_and_e8m0_tables_match_torch():
     codes = torch.arange(16, dtype=torch.uint8)
     pairs = (codes | (codes << 4)).view(torch.float4_e2m1fn_x2)  # both nibbles the same code

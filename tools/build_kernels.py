@@ -88,10 +88,13 @@ def ident_of(name: str) -> str:
 
 
 TWIN_COLUMNS = ("op", "in_dtype", "out_dtype", "twin_in_dtype", "twin_out_dtype")
+# The optional column "rows": which rows a twin copies, "all" (default) or "default" (the N = K = 0 default rows
+# only, and so only the kernels those name: fewer kernels to build; exact-shape calls take the default rows).
+TWIN_ROWS = ("all", "default")
 
 
 def read_twins(arch: str, configs: pathlib.Path | None = None) -> dict:
-    """kernels/configs/<arch>.twins.csv: {(op, in_dtype, out_dtype): [(twin_in_dtype, twin_out_dtype), ...]}."""
+    """kernels/configs/<arch>.twins.csv: {(op, in_dtype, out_dtype): [(twin_in_dtype, twin_out_dtype, rows), ...]}."""
     twins = {}
     for row in _read_csv((configs or CONFIGS) / f"{arch}.twins.csv"):
         missing = [c for c in TWIN_COLUMNS if c not in row]
@@ -100,9 +103,19 @@ def read_twins(arch: str, configs: pathlib.Path | None = None) -> dict:
         for k in TWIN_COLUMNS[1:]:
             if row[k] not in DTYPE_CODES:
                 raise SystemExit(f"{arch}.twins.csv: unknown dtype {row[k]!r}")
+        rows = (row.get("rows") or "all").strip()
+        if rows not in TWIN_ROWS:
+            raise SystemExit(f"{arch}.twins.csv: rows must be one of {TWIN_ROWS}, got {rows!r}")
         twins.setdefault((row["op"], row["in_dtype"], row["out_dtype"]), []).append(
-            (row["twin_in_dtype"], row["twin_out_dtype"]))
+            (row["twin_in_dtype"], row["twin_out_dtype"], rows))
     return twins
+
+
+def twin_copies_row(entry: tuple, row: dict | None) -> bool:
+    """Whether a twin (an entry of read_twins; a (twin_in, twin_out) pair means rows "all") copies a dispatch row
+    (None: whether it copies any)."""
+    rows = entry[2] if len(entry) > 2 else "all"
+    return row is None or rows == "all" or (int(row["N"] or 0) == 0 and int(row["K"] or 0) == 0)
 
 
 def twin_kernel_name(name: str, dtypes: tuple[str, str], twin: tuple[str, str]) -> str:
@@ -113,10 +126,12 @@ def twin_kernel_name(name: str, dtypes: tuple[str, str], twin: tuple[str, str]) 
     return name.replace(old, new, 1)
 
 
-def kernel_twins(twins: dict, op: str, in_dtype: str, out_dtype: str, name: str) -> list[tuple[str, str, str]]:
-    """(twin_in_dtype, twin_out_dtype, twin name) of each twin of one kernel (<arch>.twins.csv)."""
-    return [(ti, to, twin_kernel_name(name, (in_dtype, out_dtype), (ti, to)))
-            for ti, to in twins.get((op, in_dtype, out_dtype), [])]
+def kernel_twins(twins: dict, op: str, in_dtype: str, out_dtype: str, name: str,
+                 row: dict | None = None) -> list[tuple[str, str, str]]:
+    """(twin_in_dtype, twin_out_dtype, twin name) of each twin of one kernel (<arch>.twins.csv), of those that copy
+    `row` when one is given."""
+    return [(e[0], e[1], twin_kernel_name(name, (in_dtype, out_dtype), (e[0], e[1])))
+            for e in twins.get((op, in_dtype, out_dtype), []) if twin_copies_row(e, row)]
 
 
 def read_kernel_specs(arch: str) -> list[dict]:
@@ -144,11 +159,13 @@ def read_kernel_specs(arch: str) -> list[dict]:
     if dup:
         raise SystemExit(f"{arch}.kernels.csv: duplicate kernel names {sorted(dup)}")
     listed, twins = set(names), read_twins(arch)
-    in_rows = {r["kernel"] for r in _read_csv(CONFIGS / f"{arch}.csv")}   # only what rows name is twinned
+    naming = {}   # only what rows name is twinned, and only for the twins that copy such a row
+    for r in _read_csv(CONFIGS / f"{arch}.csv"):
+        naming.setdefault(r["kernel"], []).append(r)
     for spec in list(specs):
-        if spec["name"] not in in_rows:
-            continue
-        for ti, to, name in kernel_twins(twins, spec["op"], spec["in_dtype"], spec["out_dtype"], spec["name"]):
+        found = [t for r in naming.get(spec["name"], [])
+                 for t in kernel_twins(twins, spec["op"], spec["in_dtype"], spec["out_dtype"], spec["name"], row=r)]
+        for ti, to, name in dict.fromkeys(found):
             if name not in listed:
                 listed.add(name)
                 specs.append(dict(spec, in_dtype=ti, out_dtype=to, name=name, ident=ident_of(name), twin_of=spec["name"]))
@@ -211,8 +228,9 @@ def twin_rows(arch: str, rows: list[dict], twins: dict | None = None) -> list[di
     own = {(row_base_op(r["op"]), r["in_dtype"], r["out_dtype"]) for r in rows}
     out = []
     for r in rows:
-        for ti, to, name in kernel_twins(twins, row_base_op(r["op"]), r["in_dtype"], r["out_dtype"], r["kernel"]):
-            if (row_base_op(r["op"]), ti, to) not in own:
+        base = row_base_op(r["op"])
+        for ti, to, name in kernel_twins(twins, base, r["in_dtype"], r["out_dtype"], r["kernel"], row=r):
+            if (base, ti, to) not in own:
                 out.append(dict(r, in_dtype=ti, out_dtype=to, kernel=name))
     return out
 

@@ -38,7 +38,7 @@ def main(argv=None) -> int:
     ap.add_argument("--ops", default="", help="comma-separated ops (default: every op with a GPU kernel)")
     ap.add_argument("--variant", default="per_token", help="the problems' variant (flygemm.bench.make_problem): "
                     "per_token / per_tensor scales for gemm_a8w8, fp16 for gemm_a16w16 with fp16 operands (the "
-                    "fp16 kernels; other ops ignore it)")
+                    "fp16 kernels), per_token_fp16 for the fp8 ops with fp16 output; other ops ignore it)")
     args = ap.parse_args(argv)
     shapes = bench.parse_shapes(args.shapes, SHAPES)
     gen = torch.Generator().manual_seed(7)
@@ -55,7 +55,7 @@ def main(argv=None) -> int:
         for M, N, K in shapes:
             pargs, _, _ = bench.make_problem(op, args.variant, M, N, K, torch.device("cuda"), gen)
             fn = getattr(flygemm, op)
-            ref = fn(*(t.cpu() for t in pargs))
+            ref = fn(*(t.cpu() if isinstance(t, torch.Tensor) else t for t in pargs))
             pins = [None]
             if args.each_kernel:
                 out0 = fn(*pargs)

@@ -75,6 +75,26 @@ ASYNC_COPY_ARCHS = ("gfx950",)
 KNOWN_PARAMS = ("wm", "wn", "lds_pad", "waves_per_eu", "async_copy", "preload")
 
 
+# The fp8 decoder of the NumPy emulators (gemm_a8w8's and gemm_mxfp's), here so that the families share it by the
+# core's unique module name (a bare `import gemm_a8w8` can find the CUDA family of that name first).
+def fp8_table(fmt: str):
+    """float64 values of the 256 bytes of an fp8 format: "e4m3fn" (OCP: bias 7, S.1111.111 is
+    NaN, max 448) or "e4m3fnuz" (bias 8, 0x80 is the only NaN, no -0, max 240)."""
+    import numpy as np
+
+    bias = {"e4m3fn": 7, "e4m3fnuz": 8}[fmt]
+    b = np.arange(256)
+    s = np.where(b & 0x80, -1.0, 1.0)
+    e = (b >> 3) & 0xF
+    m = (b & 0x7).astype(np.float64)
+    val = np.where(e == 0, m / 8 * 2.0 ** (1 - bias), (1 + m / 8) * 2.0 ** (e - bias)) * s
+    if fmt == "e4m3fn":
+        val[(b & 0x7F) == 0x7F] = np.nan
+    else:
+        val[0x80] = np.nan
+    return val
+
+
 def oob_elems(esize: int) -> int:
     """Element offset whose byte offset is OOB_BYTES as a 32-bit value. For 1-byte elements
     0x80000000 is not an int32, so the same bits are written as -2**31."""

@@ -59,7 +59,7 @@ if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 import _preshuffle_gemm as core  # noqa: E402
 import _splitk as splitk  # noqa: E402
-from _preshuffle_gemm import THREADS, Config, MmaForm  # noqa: E402
+from _preshuffle_gemm import THREADS, Config, MmaForm, fp8_table  # noqa: E402
 
 FAMILY = "gemm_a8w8"
 OP = "gemm_a8w8"
@@ -254,22 +254,6 @@ def _make_launcher(cfg: Config):
 # --------------------------------------------------------------------------------------------
 # NumPy emulator: bytes in memory, decoded as the arch's MFMA reads them
 # --------------------------------------------------------------------------------------------
-def fp8_table(fmt: str):
-    """float64 values of the 256 bytes of an fp8 format: "e4m3fn" (OCP: bias 7, S.1111.111 is
-    NaN, max 448) or "e4m3fnuz" (bias 8, 0x80 is the only NaN, no -0, max 240)."""
-    import numpy as np
-
-    bias = {"e4m3fn": 7, "e4m3fnuz": 8}[fmt]
-    b = np.arange(256)
-    s = np.where(b & 0x80, -1.0, 1.0)
-    e = (b >> 3) & 0xF
-    m = (b & 0x7).astype(np.float64)
-    val = np.where(e == 0, m / 8 * 2.0 ** (1 - bias), (1 + m / 8) * 2.0 ** (e - bias)) * s
-    if fmt == "e4m3fn":
-        val[(b & 0x7F) == 0x7F] = np.nan
-    else:
-        val[0x80] = np.nan
-    return val
 
 
 def int8_table():

@@ -341,11 +341,9 @@ def operand_matrix(frag, in_dtype):
     mat = np.full((16, MFMA_K), np.nan)
     p = np.arange(nbytes)
     if in_dtype == FP8:
-        from gemm_a8w8 import fp8_table  # the OCP e4m3 decoder shared with gemm_a8w8's emulator
-
         assert nbytes == 32
         slot = 64 * (p[None, :] // 16) + 16 * lg[:, None] + p[None, :] % 16
-        mat[l16[:, None], slot] = _decode_bytes(frag, fp8_table("e4m3fn"))
+        mat[l16[:, None], slot] = _decode_bytes(frag, core.fp8_table("e4m3fn"))
         return mat
     assert nbytes == 16
     nan = np.isnan(frag)

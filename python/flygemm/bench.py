@@ -75,6 +75,16 @@ def fp8_dtype(device: torch.device) -> torch.dtype:
     return torch.float8_e4m3fn
 
 
+def scaled_out_dtype(op: str, variant: str) -> torch.dtype:
+    """The output dtype of an fp8 op's variant: "fp16" / "<scaling>_fp16" write fp16, the others bf16."""
+    return torch.float16 if op != "gemm_a16w16" and variant.endswith("fp16") else torch.bfloat16
+
+
+def out_dtype_args(out: torch.dtype) -> tuple:
+    """The op arguments after the scales that ask for `out` (bias None, out_dtype); none for the default bf16."""
+    return () if out == torch.bfloat16 else (None, out)
+
+
 def make_problem(op: str, variant: str, M: int, N: int, K: int, device: torch.device, gen: torch.Generator):
     """Returns (flygemm args tuple, torch peer callable or None, bytes moved)."""
     # Drawn where the generator lives (the GPU for GPU runs: large shapes would be slow on the CPU).
@@ -85,8 +95,9 @@ def make_problem(op: str, variant: str, M: int, N: int, K: int, device: torch.de
         dt = torch.float16 if variant == "fp16" else torch.bfloat16
         a, w = a32.to(dt).to(device), w32.to(dt).to(device)
         return (a, w), (lambda: torch.mm(a, w.t())), 2 * (M * K + N * K + M * N)
+    out = scaled_out_dtype(op, variant)
     if op == "gemm_a8w8":
-        if variant == "per_tensor":
+        if variant.startswith("per_tensor"):
             qa, sa = quant.quantize_fp8_per_tensor(a32, f8)
             qw, sw = quant.quantize_fp8_per_tensor(w32, f8)
         else:
@@ -98,9 +109,9 @@ def make_problem(op: str, variant: str, M: int, N: int, K: int, device: torch.de
             ta = sa.reshape(1, 1) if sa.numel() == 1 else sa.reshape(M, 1)
             tb = sw.reshape(1, 1) if sw.numel() == 1 else sw.reshape(1, N)
             fast = TORCH_FP8_FAST_ACCUM
-            peer = lambda: torch._scaled_mm(qa, qw.t(), ta, tb, out_dtype=torch.bfloat16,  # noqa: E731
+            peer = lambda: torch._scaled_mm(qa, qw.t(), ta, tb, out_dtype=out,  # noqa: E731
                                             use_fast_accum=fast)
-        return (qa, qw, sa, sw), peer, M * K + N * K + 2 * M * N + 4 * (sa.numel() + sw.numel())
+        return (qa, qw, sa, sw) + out_dtype_args(out), peer, M * K + N * K + 2 * M * N + 4 * (sa.numel() + sw.numel())
     if op == "gemm_a8w8_blockscale":
         qa, sa = quant.quantize_fp8_blockscale_act(a32, dtype=f8)
         qw, sw = quant.quantize_fp8_blockscale_weight(w32, dtype=f8)
@@ -112,8 +123,8 @@ def make_problem(op: str, variant: str, M: int, N: int, K: int, device: torch.de
             pa, psa = (qa, sa) if M >= 16 else (torch.cat([qa, qa[:1].expand(16 - M, K)]),
                                                 torch.cat([sa, sa[:1].expand(16 - M, sa.shape[1])]))
             ta, tb = psa.t().contiguous().t(), sw.t()
-            peer = lambda: torch._scaled_mm(pa, qw.t(), ta, tb, out_dtype=torch.bfloat16)  # noqa: E731
-        return (qa, qw, sa, sw), peer, M * K + N * K + 2 * M * N + 4 * (sa.numel() + sw.numel())
+            peer = lambda: torch._scaled_mm(pa, qw.t(), ta, tb, out_dtype=out)  # noqa: E731
+        return (qa, qw, sa, sw) + out_dtype_args(out), peer, M * K + N * K + 2 * M * N + 4 * (sa.numel() + sw.numel())
     if op == "gemm_mxfp8":
         qa, sa = quant.quantize_mxfp8(a32)
         qw, sw = quant.quantize_mxfp8(w32)
@@ -129,7 +140,9 @@ def make_problem(op: str, variant: str, M: int, N: int, K: int, device: torch.de
 
 # the variants a run times by default, and every variant make_problem knows (--variants picks among these)
 VARIANTS = {"gemm_a8w8": ("per_tensor", "per_token"), }
-KNOWN_VARIANTS = {"gemm_a16w16": ("-", "fp16"), "gemm_a8w8": ("per_tensor", "per_token")}
+KNOWN_VARIANTS = {"gemm_a16w16": ("-", "fp16"),
+                  "gemm_a8w8": ("per_tensor", "per_token", "per_tensor_fp16", "per_token_fp16"),
+                  "gemm_a8w8_blockscale": ("-", "fp16")}
 
 
 def op_variants(op: str, wanted: str | None) -> tuple:
@@ -346,7 +359,7 @@ def bench_one(op: str, variant: str, M: int, N: int, K: int, device: torch.devic
         row.note = str(exc).splitlines()[0][:120]
         return row
     if check:
-        ref = fn(*(t.cpu() for t in args))
+        ref = fn(*(t.cpu() if isinstance(t, torch.Tensor) else t for t in args))
         row.rel_err = rel_fro(out, ref)
     peer_error = None
     if peer is not None:
@@ -452,7 +465,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default=None, help="cuda, cpu, ... (default: GPU if present)")
     ap.add_argument("--no-check", action="store_true", help="skip the oracle check (large shapes)")
     ap.add_argument("--variants", default=None, help="comma-separated variants to time instead of each op's "
-                    "default ones: per_tensor / per_token (gemm_a8w8), fp16 (gemm_a16w16 with fp16 operands and "
+                    "default ones: per_tensor / per_token (gemm_a8w8; per_tensor_fp16 / per_token_fp16 with fp16 "
+                    "output), fp16 (gemm_a16w16 with fp16 operands and output, gemm_a8w8_blockscale with fp16 "
                     "output; '-' is bf16); each op times those it knows, and one that knows none of them is an error")
     ap.add_argument("--json", help="also write the rows as JSON to this file")
     ap.add_argument("--seed", type=int, default=0)
