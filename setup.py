@@ -131,7 +131,7 @@ def extension():
         library_dirs.append(str(CUDA_HOME / "lib64"))
     print(f"flygemm: linking kernels for {[m['arch'] for m in manifests] or 'no arch'} "
           f"({sum(len(m['kernels']) for m in manifests)} kernels)", file=sys.stderr)
-    return CppExtension(
+    return without_unused_torch_libraries(CppExtension(
         name="flygemm._C",
         sources=sources,
         include_dirs=include_dirs,
@@ -141,7 +141,19 @@ def extension():
         library_dirs=library_dirs,
         extra_compile_args=["-O2", "-std=c++20", "-Wall", "-Wno-unused-function"],
         extra_link_args=link_args + ["-ldl"],
-    )
+    ))
+
+
+UNUSED_TORCH_LIBRARIES = ("torch", "torch_python")
+
+
+def without_unused_torch_libraries(ext):
+    """Drops libtorch.so and libtorch_python.so, which CppExtension always names, from ext's link line. _C.so uses
+    neither (no Python API; libtorch.so is a shell over libtorch_cpu / libtorch_cuda), but --as-needed alone did not
+    keep libtorch.so out of DT_NEEDED on the GPU machine (torch 2.11.0+cu130, 2026-12-06), and a C++ application
+    linked with flygemm::flygemm cannot find it there: _C.so has no RUNPATH."""
+    ext.libraries = [lib for lib in ext.libraries if lib not in UNUSED_TORCH_LIBRARIES]
+    return ext
 
 
 AS_NEEDED = "-Wl,--as-needed"

@@ -351,6 +351,17 @@ def test_shared_object_link_starts_with_as_needed():
     assert calls[1][2]["extra_preargs"] == ["-Wl,--as-needed", "-pre"]
 
 
+def test_extension_links_no_unused_torch_library():
+    """setup.py leaves libtorch.so and libtorch_python.so off _C.so's link line (CppExtension names both; --as-needed
+    alone kept libtorch.so in DT_NEEDED on the GPU machine), and keeps the torch libraries _C.so uses."""
+    from source_modules import load_source
+    from torch.utils.cpp_extension import CppExtension
+    setup_py = load_source("setup.py", "flygemm_setup_py")
+    ext = setup_py.without_unused_torch_libraries(CppExtension(name="x", sources=["a.cpp"], libraries=["c10_cuda"]))
+    assert "torch" not in ext.libraries and "torch_python" not in ext.libraries
+    assert {"c10", "torch_cpu", "c10_cuda"} <= set(ext.libraries)
+
+
 def test_cpp_link_only_app(cpp_build):
     """No symbol of torch or flygemm used: the library is loaded anyway, its deps resolve."""
     r = _run([cpp_build / "link_only_app"])
