@@ -150,8 +150,10 @@ UNUSED_TORCH_LIBRARIES = ("torch", "torch_python")
 def without_unused_torch_libraries(ext):
     """Drops libtorch.so and libtorch_python.so, which CppExtension always names, from ext's link line. _C.so uses
     neither (no Python API; libtorch.so is a shell over libtorch_cpu / libtorch_cuda), but --as-needed alone did not
-    keep libtorch.so out of DT_NEEDED on the GPU machine (torch 2.11.0+cu130, 2026-12-06), and a C++ application
-    linked with flygemm::flygemm cannot find it there: _C.so has no RUNPATH."""
+    keep libtorch.so out of DT_NEEDED on the GPU machine: its libtorch.so (torch 2.11.0+cu130) exports 182 symbols,
+    libstdc++ ones among them (std::string, ostringstream), and came before libstdc++ on the line, so it satisfied
+    _C.so's references to those. A C++ application linked with flygemm::flygemm then cannot find it (_C.so has no
+    RUNPATH). Without -ltorch those references resolve from libstdc++ (measured there, 2026-12-06)."""
     ext.libraries = [lib for lib in ext.libraries if lib not in UNUSED_TORCH_LIBRARIES]
     return ext
 
@@ -172,11 +174,11 @@ def link_as_needed(compiler):
 
 
 class BuildWithAsNeeded(BuildExtension):
-    """Links _C.so with --as-needed ahead of the libraries. CppExtension names libtorch.so and
-    libtorch_python.so, of which _C.so uses nothing: linkers that keep every named library (the
-    GPU machine's g++ did; Debian's drops them by default) put them in DT_NEEDED, and a C++
-    application linked with flygemm::flygemm then failed to start ("libtorch.so: cannot open
-    shared object file": _C.so has no RUNPATH and the application's does not apply to it)."""
+    """Links _C.so with --as-needed ahead of the libraries, so that a torch library named on the
+    line but not used stays out of DT_NEEDED (linkers that keep every named library put them there;
+    Debian's drops them by default). A C++ application linked with flygemm::flygemm failed to start
+    that way ("libtorch.so: cannot open shared object file": _C.so has no RUNPATH and the
+    application's does not apply to it); see also without_unused_torch_libraries."""
 
     def build_extensions(self):
         link_as_needed(self.compiler)
