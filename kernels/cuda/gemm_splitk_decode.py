@@ -165,6 +165,11 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     36.3 us; MXFP8 m64 1.2-2x (64 x 57344 x 8192: 430 -> 283 us, with a 2-round weight ring so that two CTAs fit an SM).
     The GEMM is placed only after the image kernel's CTAs exit (no early PDL release: with about one GEMM CTA per SM
     an early release cost 6-48 us, see act_image_kernel); the rows were tuned with the release at the start.
+    What still limits the M = 16 .img kernel (2026-12-06, fifty-seventh session, H100, docs/PERF.md): not its weight
+    decode (a wrong-result twin without decode and E8M0 multiply: 0.975x the time at 16 x 16384 x 7168, 0.91x at
+    M = 64), nor the ring depth (w_stages 6 / 8, in-place refill: 1.01-1.22x slower), the image reads per weight byte
+    (groups=2: 1.08-1.17x slower) or the rounds' count (tile_k 256: 0.985-1.05x). It takes ~28 us on the H100 and
+    the H200 alike, where the fp8 decode drops from 41 to 29 us with the H200's bandwidth.
   * ring refill (param w_refill=1, the .rf kernels; the mx_n / mx_bf16 cp.async ring): a thread refills a slot as soon as it has
     read the slot's vectors into registers (round r + S into round r's slot), not at the start of the next round
     (round r + S - 1 into round r - 1's slot), so S rounds are in flight while round r computes instead of S - 1, in
