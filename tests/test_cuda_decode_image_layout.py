@@ -91,3 +91,34 @@ def test_image_needs_the_bf16_wgmma_kernels():
     plain = fam.Config(op="gemm_mxfp4", tile_m=16, tile_n=64, tile_k=128, warps_k=2, mma="wgmma", mx_bf16=1,
                        w_stages=4, a_rounds=4)
     assert "kImageKTileBytes = 0," in fam.adapter_cpp("k_y", "y", "y.h", "y_ciface", plain)
+
+
+def bound_rows():
+    """The measurement-only bound twins (tools/probes/bounds-58.kernels.csv): name, params."""
+    lines = open(ROOT / "tools/probes/bounds-58.kernels.csv").read().splitlines()
+    return [(r[0], r[9]) for r in csv.reader(line for line in lines if not line.startswith("#"))]
+
+
+def test_bound_twins_are_mxfp4_image_kernels_only():
+    """bound (wrong results by design) builds only as a twin of an MXFP4 .img kernel, bits 1..7."""
+    image = dict(op="gemm_mxfp4", tile_m=16, tile_n=64, tile_k=128, warps_k=2, mma="wgmma", mx_bf16=1, w_stages=4,
+                 a_rounds=4, a_image=1)
+    assert fam.Config(**image, bound=7).meta()["bound"] == 7
+    for bad in (dict(image, bound=8), dict(image, a_image=0, bound=1), dict(image, op="gemm_mxfp8", bound=1)):
+        with pytest.raises(ValueError, match="bound"):
+            fam.Config(**bad)
+
+
+def test_no_dispatch_row_or_kernel_list_names_a_bound_twin():
+    """The twins live only in the probe's list, named .bnd (the decode GPU tests skip that name) and never in the
+    kernel list or a dispatch row of the product."""
+    names = [n for n, _ in bound_rows()]
+    assert names and all(".bnd" in n and "bound=" in p for n, p in bound_rows())
+    for name, params in bound_rows():   # each row builds as a bound twin
+        kv = {k: int(v) if v.isdigit() else v for k, v in (x.split("=") for x in params.split(";") if x)}
+        assert fam.Config.from_spec({"op": "gemm_mxfp4", "tile_m": 16, "tile_n": 64, "tile_k": 128,
+                                     "params": kv}).bound == int(name.split(".bnd")[1][0])
+    for name in ("sm_90a.kernels.csv", "sm_90a.csv", "sm_90a.twins.csv"):
+        path = "kernels/configs/" + name
+        text = (ROOT / path).read_text()
+        assert ".bnd" not in text and "bound=" not in text, path

@@ -332,7 +332,7 @@ class Config:
 
     def __init__(self, op, in_dtype=None, out_dtype="bf16", tile_m=16, tile_n=32, tile_k=0,
                  warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync", w_bulk=0,
-                 mx_n=0, a_rounds=0, mx_bf16=0, a_image=0, w_refill=0):
+                 mx_n=0, a_rounds=0, mx_bf16=0, a_image=0, w_refill=0, bound=0):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         self.op = op
@@ -422,6 +422,13 @@ class Config:
         self.a_image = int(a_image)
         if self.a_image not in (0, 1) or (self.a_image and not self.mx_bf16):
             raise ValueError(f"{FAMILY}: a_image must be 0 or 1, and is a parameter of the mx_bf16 kernels")
+        # bound (measurement only, WRONG RESULTS; tools/probes/bounds-58.*): a twin of an MXFP4 .img kernel with part of
+        # its work left out, to time what that part costs - bit 1 no weight decode (raw fp4 words as the A operand),
+        # bit 2 half the k16 wgmmas, bit 4 no image copies (B tiles as left in shared memory). Never a dispatch row
+        # (tests/test_dispatch.py checks); the decode tests skip these kernels (".bnd" in the name).
+        self.bound = int(bound)
+        if self.bound and not (0 < self.bound < 8 and self.a_image and op == "gemm_mxfp4"):
+            raise ValueError(f"{FAMILY}: bound (1..7) is a measurement parameter of the MXFP4 a_image kernels")
         # tile_k = elements of one k-tile (one warp, one round) = 4 lanes x V vectors x wve
         per_vec = 4 * self.wve
         tk = int(tile_k) or (per_vec * (2 if self.mode == "mxfp4" else 4))
@@ -606,7 +613,7 @@ class Config:
     def from_spec(spec: dict) -> "Config":
         p = dict(spec.get("params") or {})
         unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma", "w_bulk", "mx_n",
-                            "a_rounds", "mx_bf16", "a_image", "w_refill"}
+                            "a_rounds", "mx_bf16", "a_image", "w_refill", "bound"}
         if unknown:  # a misspelt parameter would otherwise build the default kernel under its name
             raise ValueError(f"{FAMILY}: unknown params {sorted(unknown)}")
         return Config(
@@ -618,7 +625,7 @@ class Config:
             l2_prefetch=p.get("l2_prefetch", 128), min_blocks=p.get("min_blocks", 2),
             w_stages=p.get("w_stages", 0), mma=p.get("mma", "sync"), w_bulk=p.get("w_bulk", 0),
             mx_n=p.get("mx_n", 0), a_rounds=p.get("a_rounds", 0), mx_bf16=p.get("mx_bf16", 0),
-            a_image=p.get("a_image", 0), w_refill=p.get("w_refill", 0),
+            a_image=p.get("a_image", 0), w_refill=p.get("w_refill", 0), bound=p.get("bound", 0),
         )
 
     def meta(self) -> dict:
@@ -638,6 +645,7 @@ class Config:
             "w_bytes_in_flight_per_cta_bulk": self.w_bulk * self.tile_n * self.round_k * 16 // self.ve,
             "min_blocks_per_sm": self.min_blocks,
             "mx_n": self.mx_n, "a_rounds": self.a_rounds, "mx_bf16": self.mx_bf16, "a_image": self.a_image,
+            "bound": self.bound,
             "mma": (f"wgmma.m64n{4 * self.tile_m}k32 e4m3 (A in registers, MX blocks along N)" if self.mx_n else
                     f"wgmma.m64n{self.tile_m}k16 bf16 (A in registers, E8M0 scales folded in)" if self.mx_bf16 else
                     f"wgmma.m64n{self.tile_m}k32 e4m3 (A in registers)" if self.mma == "wgmma" else
@@ -754,6 +762,7 @@ def _make_kernel_class(cfg: Config):
     MXN = cfg.mx_n == 1                 # MXFP4 blocks along wgmma's N (Config.mx_n)
     MXP = MXN or MXB                    # the staged-activation + cp.async-ring pipeline of main_mxn
     MX8 = MXB and mode == "mxfp8"       # mx_bf16 MXFP8: a lane's unit is a 32-byte block
+    BND = cfg.bound                     # measurement-only bounds (Config.bound)
     AIMG = cfg.a_image == 1             # the activation decoded once per call into an image (Config.a_image)
     KTI = TK // 128 * cfg.img_group_bytes   # a_image: image bytes of one k-tile (tile_m rows)
     SWB = cfg.sw_stage_bytes            # a_image: bytes of one stage's weight-scale words
@@ -1435,7 +1444,8 @@ def _make_kernel_class(cfg: Config):
                 if sr + 1 < nst:
                     self.issue_stage_image(cx, sr + 1, sA + (1 - b) * (PR * ABUF), bar + (1 - b) * 8)
                     self.issue_stage_scales(cx, sr + 1)
-                mbar_wait(bar + b * 8, (sr // 2) % 2)
+                if cutlass.const_expr(not (BND & 4)):
+                    mbar_wait(bar + b * 8, (sr // 2) % 2)
                 for rr in cutlass.range(cutlass.min(PR, R - sr * PR), unroll=1):
                     self.round_mxn(cx, sr * PR + rr, wcur, scur, sA + b * (PR * ABUF) + rr * ABUF, 0,
                                    sSW + b * SWB + rr * (TN * MXW * 4))
@@ -1446,16 +1456,17 @@ def _make_kernel_class(cfg: Config):
         def issue_stage_image(self, cx, sr, dst, bar):
             """a_image: warp 0 requests the image of stage sr's k-tiles inside the slice (one bulk copy per k-tile,
             KTI bytes, contiguous in the image) into dst, completing on bar."""
-            if cx.tid < 32:
-                kt0 = cx.kt_begin + sr * PR * WK
-                nkt = cutlass.min(cx.kt_end, kt0 + PR * WK) - kt0
-                if cx.tid == 0:
-                    mbar_arrive_expect_tx(bar, nkt * KTI)
-                cute.arch.sync_warp()
-                for i in cutlass.range_constexpr(-(-(PR * WK) // 32)):
-                    j = cx.tid + 32 * i
-                    if j < nkt:
-                        bulk_g2s(dst + j * KTI, cx.img + Int64(kt0 + j) * KTI, KTI, bar)
+            if cutlass.const_expr(not (BND & 4)):
+                if cx.tid < 32:
+                    kt0 = cx.kt_begin + sr * PR * WK
+                    nkt = cutlass.min(cx.kt_end, kt0 + PR * WK) - kt0
+                    if cx.tid == 0:
+                        mbar_arrive_expect_tx(bar, nkt * KTI)
+                    cute.arch.sync_warp()
+                    for i in cutlass.range_constexpr(-(-(PR * WK) // 32)):
+                        j = cx.tid + 32 * i
+                        if j < nkt:
+                            bulk_g2s(dst + j * KTI, cx.img + Int64(kt0 + j) * KTI, KTI, bar)
 
         @cute.jit
         def stage_mxn_issue(self, cx, sr):
@@ -1612,10 +1623,14 @@ def _make_kernel_class(cfg: Config):
                     else:
                         mult = bf16x2_pow2(scur[gh * V + u] + 78)
                         for q in cutlass.range_constexpr(4):
-                            dec[(gh, q)] = [hmul_bf16x2(x, mult) for x in e2m1x8_to_bf16(wcur[(gh * V + u) * 4 + q])]
+                            if cutlass.const_expr(BND & 1):
+                                dec[(gh, q)] = [wcur[(gh * V + u) * 4 + q]] * 4
+                            else:
+                                raw = wcur[(gh * V + u) * 4 + q]
+                                dec[(gh, q)] = [hmul_bf16x2(x, mult) for x in e2m1x8_to_bf16(raw)]
                 wgmma_fence()
                 for gi in cutlass.range_constexpr(G):
-                    for s8 in cutlass.range_constexpr(8):   # k16 step 8u + s8 of the unit
+                    for s8 in cutlass.range_constexpr(4 if BND & 2 else 8):   # k16 step 8u + s8 of the unit
                         if cutlass.const_expr(MX8):
                             a = [dec[(gi * 2 + h, s8)][w_] for (w_, h) in mxb8_a_quad(s8)]
                         else:

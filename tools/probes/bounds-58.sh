@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Fifty-eighth session: time the MXFP4 M = 16 .img kernel against its wrong-result bound twins (Config.bound: no weight
+# decode, half the wgmmas, no image copies, and combinations; tools/probes/bounds-58.pairs). The twins are not in the
+# product's kernel list; on a scratch branch first append them and build:
+#   grep -v "^#" tools/probes/bounds-58.kernels.csv >> kernels/configs/sm_90a.kernels.csv
+#   .venv/bin/python tools/build_kernels.py --arch sm_90a      # carry build/kernels/sm_90a
+# Builds the extension, then tools/ab.py over the pairs (logs straight into $OUT). Redirect stdout outside $OUT.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+start=$SECONDS
+nvidia-smi --query-gpu=name --format=csv,noheader
+source tools/device_env.sh
+python3 setup.py build_ext --inplace > /tmp/build.log 2>&1 || { tail -n 40 /tmp/build.log; exit 1; }
+echo "built at $((SECONDS - start)) s"
+timeout ${FLYGEMM_W58_AB_T:-200} python3 tools/ab.py --pairs tools/probes/bounds-58.pairs --rounds ${FLYGEMM_W58_ROUNDS:-3} > "$OUT/w58-ab.txt" 2>&1
+echo "ab rc $? at $((SECONDS - start)) s"
+tail -n 45 "$OUT/w58-ab.txt"
