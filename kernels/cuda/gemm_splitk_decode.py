@@ -170,6 +170,15 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     M = 64), nor the ring depth (w_stages 6 / 8, in-place refill: 1.01-1.22x slower), the image reads per weight byte
     (groups=2: 1.08-1.17x slower) or the rounds' count (tile_k 256: 0.985-1.05x). It takes ~28 us on the H100 and
     the H200 alike, where the fp8 decode drops from 41 to 29 us with the H200's bandwidth.
+    Correction (2026-12-06, fifty-eighth session, H100, docs/PERF.md): on the H100 even the twin without decode, without
+    image copies and with half the wgmmas (Config.bound = 7) takes 0.938x the time (0.895x at N = 36864): there the
+    kernel sits on its weight stream (plus the image kernel before it), about where the M = 1 .wgn kernel streams the
+    same weights, so H100 bounds cannot show what the work costs on the H200, whose faster stream (M = 1: 18 us) leaves
+    the same kernel at 28 us; the bounds must be timed there (tools/probes/bounds-58.sh). Also measured then: one
+    wgmma.m64n16k16 costs ~8.2 ns of an SM's time with 4 warpgroups issuing (tools/probes/wgmma_rate.py; n8 7.8, n32 9.9,
+    n64 18.2, e4m3 k32 the same as bf16 k16), so the kernel's 869 wgmmas per SM are ~7-9 us of its 28; Nsight Compute:
+    48% issue-slot use, stalls spread (the wgmma group's first instruction 12%, the round-end wait 7%); 3 or 4
+    warpgroups along K per CTA (24 / 32 warps per SM) 1.00-1.33x slower.
   * ring refill (param w_refill=1, the .rf kernels; the mx_n / mx_bf16 cp.async ring): a thread refills a slot as soon as it has
     read the slot's vectors into registers (round r + S into round r's slot), not at the start of the next round
     (round r + S - 1 into round r - 1's slot), so S rounds are in flight while round r computes instead of S - 1, in
