@@ -4,8 +4,9 @@
 The MXFP4 M = 16 decode kernel (m16n64k128.s4.p4.img) takes ~28 us at 16 x 16384 x 7168 on the H100 and the H200
 alike, without its weight decode only 2.5% less (docs/PERF.md, fifty-seventh session). Its tensor work is
 16384 / 64 x 7168 / 16 = 114,688 wgmma.m64n16k16 (A = decoded weights from registers, B = the activation image in
-shared memory), ~869 per SM. If one such wgmma costs ~55 SM cycles whatever N is, that count alone is the 28 us and
-only fewer, wider instructions (e4m3 k32: half as many) can go faster. This probe measures the cost per instruction:
+shared memory), ~869 per SM. Were one such wgmma ~55 SM cycles whatever N is, that count alone would be the 28 us. It is
+not (H100, fifty-eighth session, docs/measurements/2026-12-06-h100-wgmma-rate-58.txt): ~8.2 ns of an SM's time with 4
+warpgroups issuing, so the count is 7-9 us of the 28. This probe measures the cost per instruction:
 every CTA is one warpgroup issuing `iters` rounds of 8 chained wgmmas into one accumulator (like a kernel round),
 `cps` CTAs per SM, cycles from clock64 in CTA 0 and kernel time from CUDA events.
 
