@@ -232,6 +232,23 @@ def test_gpu_event_loops_give_the_host_a_head_start_after_each_flush(monkeypatch
     assert bench._HEAD_START_CYCLES >= 100_000   # ~50 us at the H200's clocks: more than a flush's host cost
 
 
+
+def test_warm_l2_pairs_skip_the_flush_but_keep_the_head_start(monkeypatch):
+    """tools/ab.py --warm-l2 (a diagnostic: operands that fit L2 come from it) times each call after the host's head
+    start and no flush, for both kernels of the pair."""
+    import torch
+    log = []
+    monkeypatch.setattr(bench, "flush_l2", lambda device, dirty=False: log.append("flush"))
+    monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: log.append(f"sleep {cycles}"))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
+    monkeypatch.setattr(torch.cuda, "Event", lambda **kw: _FakeEvent(log, **kw))
+    bench.time_pair_us(lambda: log.append("a"), lambda: log.append("b"), torch.device("cuda"), rep_ms=1.0,
+                       warm_l2=True)
+    assert "flush" not in log
+    timed = [i for i in range(1, len(log) - 1) if log[i] in ("a", "b") and log[i - 1] == "event"]
+    assert len(timed) >= 20
+    assert all(log[i - 2] == f"sleep {bench._HEAD_START_CYCLES}" for i in timed)
+
 def _bench_json(path, speedups):
     rows = [{"op": "gemm_a8w8", "variant": "per_tensor", "M": m, "N": 4096, "K": 4096, "device": "cuda",
              "speedup": s, "kernel": "k"} for m, s in speedups.items()]
@@ -489,7 +506,7 @@ def test_ab_verdict_goes_by_the_median_of_the_per_round_ratios(monkeypatch):
     ab = _load_tools_module("ab")
     rounds = iter([(100.0, 95.0), (200.0, 190.0), (150.0, 160.0)])
     monkeypatch.setattr(ab.bench, "make_problem", lambda *a: ((), None, 0))
-    monkeypatch.setattr(ab.bench, "time_pair_us", lambda fa, fb, dev: next(rounds))
+    monkeypatch.setattr(ab.bench, "time_pair_us", lambda fa, fb, dev, warm_l2=False: next(rounds))
     line = ab.time_ab("gemm_a8w8", "per_tensor", 1, 2, 3, "k1:1", "k2:1", 3, "cpu", None, fresh=False)
     assert "0.950 0.950 1.067  median 0.950  -> B" in line
     assert line.split()[:2] == ["150.0", "160.0"]

@@ -68,12 +68,13 @@ def round_problems(op, variant, M, N, K, device, gen, rounds, fresh):
         del problem, peer, spacer
 
 
-def time_ab(op, variant, M, N, K, a, b, rounds, device, gen, fresh=True) -> str:
+def time_ab(op, variant, M, N, K, a, b, rounds, device, gen, fresh=True, warm_l2=False) -> str:
     """`A us B us  B/A per round  -> winner` for one shape, `rounds` interleaved measurements."""
     fn = getattr(flygemm, op)
     times = []
     for problem, peer in round_problems(op, variant, M, N, K, device, gen, rounds, fresh):
-        times.append(bench.time_pair_us(pinned(fn, problem, a, peer), pinned(fn, problem, b, peer), device))
+        times.append(bench.time_pair_us(pinned(fn, problem, a, peer), pinned(fn, problem, b, peer), device,
+                                         warm_l2=warm_l2))
     a_us = sorted(t[0] for t in times)[len(times) // 2]
     b_us = sorted(t[1] for t in times)[len(times) // 2]
     # The verdict goes by the median of the per-round ratios: with new tensors each round the absolute times move with
@@ -99,6 +100,9 @@ def main(argv=None) -> int:
     ap.add_argument("--same-tensors", dest="fresh", action="store_false",
                     help="time every round on the same operand tensors (default: new tensors at other addresses for "
                          "every round, see SPACER_STEP)")
+    ap.add_argument("--warm-l2", action="store_true",
+                    help="no L2 flush between calls (a diagnostic: operands that fit L2 come from it, so the pair shows "
+                         "what the kernels' own work costs without the HBM stream; never for dispatch rows)")
     ap.add_argument("--device", default="cuda")
     args = ap.parse_args(argv)
     if args.pairs:
@@ -116,7 +120,7 @@ def main(argv=None) -> int:
         (M, N, K), = bench.parse_shapes(shape, [])
         name = op if variant == "-" else f"{op}/{variant}"
         try:
-            timed = time_ab(op, variant, M, N, K, a, b, args.rounds, device, gen, args.fresh)
+            timed = time_ab(op, variant, M, N, K, a, b, args.rounds, device, gen, args.fresh, args.warm_l2)
         except (RuntimeError, ValueError) as e:  # one pair that cannot run (torch's peer refuses N % 16) ends no run
             timed = f"error: {str(e).splitlines()[0]}"
         print(f"{name:22} {M:6d} {N:6d} {K:6d} " + timed + (f"  A = {a}  B = {b}" if args.pairs else ""), flush=True)

@@ -185,10 +185,15 @@ def flush_l2(device: torch.device, dirty: bool = False) -> None:
         buf.sum()
 
 
-def flush_with_head_start(device: torch.device, dirty: bool = False) -> None:
-    """flush_l2, then a GPU sleep during which the host queues the timed call (see above)."""
-    flush_l2(device, dirty)
+def head_start(device: torch.device) -> None:
+    """A GPU sleep during which the host queues the timed call (see above)."""
     torch.cuda._sleep(_HEAD_START_CYCLES)
+
+
+def flush_with_head_start(device: torch.device, dirty: bool = False) -> None:
+    """flush_l2, then head_start."""
+    flush_l2(device, dirty)
+    head_start(device)
 
 
 def time_us(fn, device: torch.device, rep_ms: float = 200.0, dirty_flush: bool = False) -> float:
@@ -224,31 +229,36 @@ def _time_cuda_us(fn, device, rep_ms, dirty_flush) -> float:
     return statistics.median(start.elapsed_time(end) * 1000.0 for start, end in events)
 
 
-def time_pair_us(fn_a, fn_b, device: torch.device, rep_ms: float = 400.0) -> tuple[float, float]:
+def time_pair_us(fn_a, fn_b, device: torch.device, rep_ms: float = 400.0,
+                 warm_l2: bool = False) -> tuple[float, float]:
     """Median times of fn_a() and fn_b() in microseconds, measured interleaved (flush, a, flush, b per
     repetition, one event pair per call): both see the same clocks, power and temperature, so a
     drift during the measurement (a long GEMM run heats the GPU and lowers its clock) cannot favour
-    whichever ran first. CPU: two separate time_us."""
+    whichever ran first. CPU: two separate time_us.
+
+    warm_l2: no flush (the head start only), so operands that fit L2 are read from it - a diagnostic
+    that takes the HBM stream away to show what a kernel's own work costs, never a product number."""
     if device.type != "cuda":
         return time_us(fn_a, device, rep_ms / 2), time_us(fn_b, device, rep_ms / 2)
+    between = head_start if warm_l2 else flush_with_head_start
     for _ in range(3):
         fn_a()
         fn_b()
     torch.cuda.synchronize(device)
     t0 = time.perf_counter()
-    flush_with_head_start(device)
+    between(device)
     fn_a()
-    flush_with_head_start(device)
+    between(device)
     fn_b()
     torch.cuda.synchronize(device)
     reps = max(10, min(1000, int(rep_ms / max((time.perf_counter() - t0) * 1000.0, 1e-3))))
     ev = [[torch.cuda.Event(enable_timing=True) for _ in range(4)] for _ in range(reps)]
     for e in ev:
-        flush_with_head_start(device)
+        between(device)
         e[0].record()
         fn_a()
         e[1].record()
-        flush_with_head_start(device)
+        between(device)
         e[2].record()
         fn_b()
         e[3].record()
