@@ -408,8 +408,9 @@ def test_ab_pairs_file_times_each_line_and_single_mode_needs_all_four_args(tmp_p
     its two picks; without --pairs, --op / --shapes / --a / --b are all required."""
     ab = _load_tools_module("ab")
     calls = []
-    monkeypatch.setattr(ab, "time_ab", lambda op, variant, M, N, K, a, b, *rest: calls.append(
-        (op, variant, M, N, K, a, b, rest[-1])) or "1.0 2.0  2.000 -> A")
+    warm = []
+    monkeypatch.setattr(ab, "time_ab", lambda op, variant, M, N, K, a, b, rounds, device, gen, fresh, warm_l2: (
+        calls.append((op, variant, M, N, K, a, b, fresh)), warm.append(warm_l2)) and "1.0 2.0  2.000 -> A")
     pairs = tmp_path / "p.pairs"
     pairs.write_text("# a comment\ngemm_a8w8 per_tensor 96x4096x1024 k1:1 k2:3\n\n"
                      "gemm_a16w16 - 256x2112x7168 table k3:1   # a note after the pair\n")
@@ -420,6 +421,9 @@ def test_ab_pairs_file_times_each_line_and_single_mode_needs_all_four_args(tmp_p
     calls.clear()
     assert ab.main(["--pairs", str(pairs), "--rounds", "1", "--device", "cpu", "--same-tensors"]) == 0
     assert [c[-1] for c in calls] == [False, False]
+    assert warm == [False] * 4
+    assert ab.main(["--pairs", str(pairs), "--rounds", "1", "--device", "cpu", "--warm-l2"]) == 0
+    assert warm[4:] == [True, True]
     out = capsys.readouterr().out
     assert "A = k1:1  B = k2:3" in out and "A = table  B = k3:1" in out
     with pytest.raises(SystemExit):

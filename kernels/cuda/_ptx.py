@@ -125,6 +125,10 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
                  side=True)
         return [Float32(x) for x in r]
 
+    def lds_v2(addr):
+        r = _asm([T.i32()] * 2, [Int32(addr)], "ld.shared.v2.b32 {$0,$1}, [$2];", "=r,=r,r", side=True)
+        return [Int32(x) for x in r]
+
     def lds_f32(addr):
         return Float32(_asm([T.f32()], [Int32(addr)], "ld.shared.f32 $0, [$1];", "=f,r", side=True))
 
@@ -233,6 +237,43 @@ def helpers(l2_prefetch: int = 0) -> types.SimpleNamespace:
         even = bop("or.b32", band(bshl(x, 2), 0x1C1C1C1C), band(bshl(x, 4), 0x80808080))
         odd = bop("or.b32", band(bshr(x, 2), 0x1C1C1C1C), band(x, 0x80808080))
         return [even, odd]
+
+    def e2m1x8_to_e4m3_lut(x, lut_lo, lut_hi):
+        """8 e2m1 nibbles -> two words of 4 e4m3 bytes through a magnitude table: byte i of the first word is
+        nibble i's magnitude entry (nibbles 0..3), of the second nibble i + 4's; the sign bit of each nibble
+        goes to bit 7 of its byte. The table (lut_lo: magnitudes 0..3, lut_hi: 4..7, e4m3 bytes with bit 7
+        clear) carries the block's power-of-two factor (e2m1_e4m3_lut). 9 instructions per 8 values: the
+        magnitudes by two byte permutes with the masked nibbles as selectors, the signs by two permutes of the
+        word and of the word shifted by 4 (odd nibbles' sign bits are bit 7 of their byte already, even ones'
+        are bit 3)."""
+        r = _asm([T.i32()] * 2, [Int32(x), Int32(lut_lo), Int32(lut_hi)],
+                 "{ .reg .b32 m, h, y, t, s;\n"
+                 "and.b32 m, $2, 0x77777777; shr.u32 h, m, 16; shl.b32 y, $2, 4;\n"
+                 "prmt.b32 t, $3, $4, m; prmt.b32 s, $2, y, 0x1504; and.b32 s, s, 0x80808080; or.b32 $0, t, s;\n"
+                 "prmt.b32 t, $3, $4, h; prmt.b32 s, $2, y, 0x3726; and.b32 s, s, 0x80808080; or.b32 $1, t, s; }",
+                 "=r,=r,r,r,r")
+        return [Int32(v) for v in r]
+
+    def e2m1_e4m3_lut(delta):
+        """The magnitude table of e2m1x8_to_e4m3_lut for a block 2^delta below its slab's largest (delta >= 0):
+        entry i = e4m3(|e2m1 code i| * 2^(6 - delta)), rounded to nearest even (exact for delta <= 14: down to
+        e4m3's subnormals), all zeros from delta 19 on (below half the smallest subnormal). 2^6 puts the largest
+        block's 6.0 at 384 (e4m3 max 448)."""
+        p = bits_f32(bshl(bop("max.s32", Int32(133) - Int32(delta), 0), 23))   # 2^(6 - delta); 0 from delta 133
+        mags = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
+        v = [fmul_exact(p, Float32(m_)) for m_ in mags]
+        return f32x4_to_e4m3x4(*v[:4]), f32x4_to_e4m3x4(*v[4:])
+
+    def e8m0_quad_rebias(word):
+        """A 4-block quad's E8M0 word (byte b = block b) -> (its largest byte S, the word of S - byte b per byte).
+        Every byte of the difference fits its byte (no borrow: S >= each byte)."""
+        r = _asm([T.i32()] * 2, [Int32(word)],
+                 "{ .reg .b32 lo, hi, m, s;\n"
+                 "and.b32 lo, $2, 0x00FF00FF; shr.u32 hi, $2, 8; and.b32 hi, hi, 0x00FF00FF;\n"
+                 "max.u16x2 m, lo, hi; shr.u32 s, m, 16; and.b32 m, m, 0xFFFF; max.u32 $0, m, s;\n"
+                 "mul.lo.u32 s, $0, 0x01010101; sub.u32 $1, s, $2; }",
+                 "=r,=r,r")
+        return Int32(r[0]), Int32(r[1])
 
     def bf16x2_pow2(field):
         """bf16x2 word with both halves 2^(field-127) (field clamped to 255 = inf)."""

@@ -331,6 +331,21 @@ def mxb8_act_word_offset(jb, m, q8, i, bstep):
     return step * bstep + (m // 8) * WG_SBO + i * WG_LBO + (m % 8) * 16 + 4 * (jb % 4)
 
 
+def mxe_act_word_offset(jb, m, q, w, bstep, group_bytes):
+    """mx_e4: byte offset (from the first 128-column group of the image, or of a round's buffer) of e4m3 word w
+    (0: nibbles 0..3, 1: nibbles 4..7, e2m1x8_to_e4m3_lut) of raw word q of 32-block jb of token m. Block jb is
+    lane j = jb % 4's chunk of quad jb // 4, whose group holds 4 k32 B tiles (bstep bytes each) then the tokens'
+    factors; word q of every lane's chunk feeds k32 step q, word w the A fragment's a0 / a1 (w = 0, k 4j..) or
+    a2 / a3 (w = 1, k 16 + 4j..): core matrix w at WG_LBO, token group m // 8 at WG_SBO, token row m % 8 at 16 bytes."""
+    return (jb // 4) * group_bytes + q * bstep + (m // 8) * WG_SBO + w * WG_LBO + (m % 8) * 16 + 4 * (jb % 4)
+
+
+def mxe_factor_offset(jb, m, bstep, group_bytes):
+    """mx_e4: byte offset of token m's fp32 factor 2^(S - 127 - 6) for the quad holding 32-block jb (after the
+    group's 4 B tiles)."""
+    return (jb // 4) * group_bytes + 4 * bstep + 4 * m
+
+
 def mxn_d_index(h, m):
     """mx_n: accumulator register of row g + 8h, token m (column 8 (m // 2) + 2t + m % 2)."""
     return (m // 2) * 4 + 2 * h + m % 2
@@ -341,7 +356,7 @@ class Config:
 
     def __init__(self, op, in_dtype=None, out_dtype="bf16", tile_m=16, tile_n=32, tile_k=0,
                  warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync", w_bulk=0,
-                 mx_n=0, a_rounds=0, mx_bf16=0, a_image=0, w_refill=0, bound=0):
+                 mx_n=0, a_rounds=0, mx_bf16=0, a_image=0, w_refill=0, bound=0, mx_e4=0):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         self.op = op
@@ -431,6 +446,23 @@ class Config:
         self.a_image = int(a_image)
         if self.a_image not in (0, 1) or (self.a_image and not self.mx_bf16):
             raise ValueError(f"{FAMILY}: a_image must be 0 or 1, and is a parameter of the mx_bf16 kernels")
+        # mx_e4 = 1 (the .e4.img kernels, MXFP4 a_image): the .img pipeline with e4m3 k32 wgmmas instead of bf16 k16
+        # ones - half the tensor instructions and a 9-instruction decode per 8 weights (e2m1x8_to_e4m3_lut) instead of
+        # ~17 (e2m1x8_to_bf16 and the scale multiply). e4m3 cannot carry an E8M0 scale, so each 4-block quad (128
+        # columns: the 4 lanes of a row hold its 4 blocks) is re-biased to its largest block: block b's values become
+        # e2m1 * 2^(6 - (S - s_b)) in e4m3 (S = the quad's largest E8M0 byte; exact while s_b >= S - 14, rounded to
+        # nearest below that and zero from S - 19: those blocks are 2^-14 of the largest one's scale), the activation's
+        # token quads alike in the image (act_image_kernel, with the token's 2^(S - 127 - 6) after each group's B
+        # tiles). Each quad's four k32 steps go into a fresh temporary, added to the accumulator times the row's and the
+        # token's factor (the tensor core's fp8 sums are not full fp32, so no temporary spans more than 128 products,
+        # as in the fp8 kernels). Why: at 16 x 16384 x 7168 with its weights in L2 (H100, tools/ab.py --warm-l2), the
+        # .img kernel's work beyond its weight stream is 2.9 of its 5.4 us per 1792 columns, half the wgmmas alone
+        # 1.7 (docs/PERF.md, fifty-ninth session).
+        self.mx_e4 = int(mx_e4)
+        if self.mx_e4 not in (0, 1) or (self.mx_e4 and not (self.a_image and op == "gemm_mxfp4")):
+            raise ValueError(f"{FAMILY}: mx_e4 must be 0 or 1, and is a parameter of the MXFP4 a_image kernels")
+        if self.mx_e4 and (self.groups != 1 or int(bound)):
+            raise ValueError(f"{FAMILY}: mx_e4 kernels take groups=1 and no bound")
         # bound (measurement only, WRONG RESULTS; tools/probes/bounds-58.*): a twin of an MXFP4 .img kernel with part of
         # its work left out, to time what that part costs - bit 1 no weight decode (raw fp4 words as the A operand),
         # bit 2 half the k16 wgmmas, bit 4 no image copies (B tiles as left in shared memory). Never a dispatch row
@@ -547,6 +579,8 @@ class Config:
             if self.mx_bf16:  # bf16 k16 steps: 32 bytes per token and step, as the e4m3 k32 tiles
                 self.b_step_bytes = 32 * self.tile_m
                 self.a_buf_bytes = self.round_k * 2 * self.tile_m
+            if self.mx_e4:  # a 128-column group's image: 4 e4m3 k32 B tiles, then the tokens' fp32 factors
+                self.a_buf_bytes = self.round_k // 128 * (4 * self.b_step_bytes + 4 * self.tile_m)
         raw_row = self.round_k * 16 // self.ve  # raw activation bytes per row per round
         self.a_chunks = self.tile_m * raw_row // 16  # 16-byte raw chunks per round
         self.a_chunks_per_thread = -(-self.a_chunks // self.threads)
@@ -570,6 +604,8 @@ class Config:
         # mx_n: the E8M0 words of the weight rows (one per row and 4-block quad) are staged with the
         # activation, a_rounds rounds at once: [round][row][word]
         self.sw_stage_bytes = self.a_rounds * self.tile_n * (self.round_k // 128) * 4 if self.mx_pipe else 0
+        # mx_e4: each staged word becomes the quad's re-bias word (S - byte b per byte) and the row's fp32 factor
+        self.sw_stage_bytes *= 2 if self.mx_e4 else 1
         # bulk slots: tile_n rows of one round's weight bytes; a row stride of 64 mod 128 bytes
         # keeps the fragment reads (8 lanes: 2 rows x 64 bytes per phase) conflict-free
         # (the raw activation rows follow the weight rows, same stride: their fragment reads are the
@@ -609,9 +645,12 @@ class Config:
         if self.a_image:
             # two stage buffers of B-tile image and of weight-scale words, then the two stage mbarriers
             act_and_red = max(2 * (self.a_rounds * self.a_buf_bytes + self.sw_stage_bytes) + 16, self.red_bytes)
-        # a_image: bytes of the activation image per tile_m rows and 128 columns (8 k16 steps of bf16 B tiles)
-        self.img_group_bytes = 256 * self.tile_m
-        self.smem_bytes = (act_and_red
+        # a_image: bytes of the activation image per tile_m rows and 128 columns (8 k16 steps of bf16 B tiles; mx_e4:
+        # 4 k32 steps of e4m3 B tiles and the tile_m tokens' factors)
+        self.img_group_bytes = (132 if self.mx_e4 else 256) * self.tile_m
+        # mx_e4: the 256 magnitude tables (e2m1_e4m3_lut), one per re-bias byte, 8 bytes each
+        self.lut_bytes = 256 * 8 if self.mx_e4 else 0
+        self.smem_bytes = (act_and_red + self.lut_bytes
                            + self.zero_bytes + self.w_stages * self.w_stage_bytes
                            + self.w_bulk * (self.wb_slot_bytes + 8) + 5 * 128)
         if self.smem_bytes > SMEM_LIMIT:
@@ -622,7 +661,7 @@ class Config:
     def from_spec(spec: dict) -> "Config":
         p = dict(spec.get("params") or {})
         unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma", "w_bulk", "mx_n",
-                            "a_rounds", "mx_bf16", "a_image", "w_refill", "bound"}
+                            "a_rounds", "mx_bf16", "a_image", "w_refill", "bound", "mx_e4"}
         if unknown:  # a misspelt parameter would otherwise build the default kernel under its name
             raise ValueError(f"{FAMILY}: unknown params {sorted(unknown)}")
         return Config(
@@ -635,6 +674,7 @@ class Config:
             w_stages=p.get("w_stages", 0), mma=p.get("mma", "sync"), w_bulk=p.get("w_bulk", 0),
             mx_n=p.get("mx_n", 0), a_rounds=p.get("a_rounds", 0), mx_bf16=p.get("mx_bf16", 0),
             a_image=p.get("a_image", 0), w_refill=p.get("w_refill", 0), bound=p.get("bound", 0),
+            mx_e4=p.get("mx_e4", 0),
         )
 
     def meta(self) -> dict:
@@ -654,8 +694,9 @@ class Config:
             "w_bytes_in_flight_per_cta_bulk": self.w_bulk * self.tile_n * self.round_k * 16 // self.ve,
             "min_blocks_per_sm": self.min_blocks,
             "mx_n": self.mx_n, "a_rounds": self.a_rounds, "mx_bf16": self.mx_bf16, "a_image": self.a_image,
-            "bound": self.bound,
+            "bound": self.bound, "mx_e4": self.mx_e4,
             "mma": (f"wgmma.m64n{4 * self.tile_m}k32 e4m3 (A in registers, MX blocks along N)" if self.mx_n else
+                    f"wgmma.m64n{self.tile_m}k32 e4m3 (A in registers, quads re-biased)" if self.mx_e4 else
                     f"wgmma.m64n{self.tile_m}k16 bf16 (A in registers, E8M0 scales folded in)" if self.mx_bf16 else
                     f"wgmma.m64n{self.tile_m}k32 e4m3 (A in registers)" if self.mma == "wgmma" else
                     "mma.sync m16n8k16 " + ("bf16" if self.mode in ("bf16", "mxfp4") else "f16 (e4m3 converted)")),
@@ -725,6 +766,9 @@ def _make_kernel_class(cfg: Config):
     mbar_init, fence_mbar_init, mbar_arrive_expect_tx, mbar_wait, bulk_g2s = (
         P.mbar_init, P.fence_mbar_init, P.mbar_arrive_expect_tx, P.mbar_wait, P.bulk_g2s)
     lds_u8 = P.lds_u8
+    e2m1x8_to_e4m3_lut, e2m1_e4m3_lut, e8m0_quad_rebias = P.e2m1x8_to_e4m3_lut, P.e2m1_e4m3_lut, P.e8m0_quad_rebias
+    lds_v2, fmul_exact = P.lds_v2, P.fmul_exact
+    TWO_M6 = 2.0 ** -6                  # mx_e4: the factors undo the tables' 2^6 (e2m1_e4m3_lut)
     cp_async_4_zfill, cp_async_mbar_arrive = P.cp_async_4_zfill, P.cp_async_mbar_arrive
 
     # ------------------------------------------------------------------ static configuration
@@ -774,6 +818,8 @@ def _make_kernel_class(cfg: Config):
     BND = cfg.bound                     # measurement-only bounds (Config.bound)
     AIMG = cfg.a_image == 1             # the activation decoded once per call into an image (Config.a_image)
     KTI = TK // 128 * cfg.img_group_bytes   # a_image: image bytes of one k-tile (tile_m rows)
+    MXE = cfg.mx_e4 == 1                # e4m3 k32 wgmmas on quads re-biased to their largest block (Config.mx_e4)
+    GRP = cfg.img_group_bytes           # a_image: image bytes of one 128-column group (tile_m rows)
     SWB = cfg.sw_stage_bytes            # a_image: bytes of one stage's weight-scale words
     UV = cfg.unit_vectors               # 16-byte vectors per lane unit (MX8: 2)
     NB = 4 * TM if MXN else TM          # wgmma N
@@ -1439,6 +1485,15 @@ def _make_kernel_class(cfg: Config):
                 mbar_init(bar, 1)
                 mbar_init(bar + 8, 1)
                 fence_mbar_init()
+            if cutlass.const_expr(MXE):
+                # the magnitude table of every re-bias byte (read after the barrier below)
+                cx.lut = bar + 16
+                for i in cutlass.range_constexpr(-(-256 // THREADS)):
+                    e = tid + i * THREADS
+                    if e < 256:
+                        lut = e2m1_e4m3_lut(e)
+                        sts_b32(cx.lut + e * 8, lut[0])
+                        sts_b32(cx.lut + e * 8 + 4, lut[1])
             if nst > 0:
                 self.issue_stage_scales(cx, 0)
             self.ring_prologue(w, rows, kt_begin, wk, kend, K, w_scale, t, sW, tid, R)
@@ -1560,11 +1615,18 @@ def _make_kernel_class(cfg: Config):
 
         @cute.jit
         def store_stage_scales(self, cx, dst):
-            """cx.stgw (issue_stage_scales) into the stage's weight-scale words at dst."""
+            """cx.stgw (issue_stage_scales) into the stage's weight-scale words at dst. mx_e4: the quad's re-bias
+            word instead (S - byte b per byte: block b's magnitude table), and the row's fp32 factor 2^(S - 127 - 6)
+            SWE words further (NaN where S is E8M0's NaN, 0xFF)."""
             for i in cutlass.range_constexpr(SWPT):
                 e = cx.tid + i * THREADS
                 if e < SWE:
-                    sts_b32(dst + e * 4, cx.stgw[i])
+                    if cutlass.const_expr(MXE):
+                        top, rebias = e8m0_quad_rebias(cx.stgw[i])
+                        sts_b32(dst + e * 4, rebias)
+                        sts_f32(dst + (SWE + e) * 4, fmul_exact(e8m0_f32(top), Float32(TWO_M6)))
+                    else:
+                        sts_b32(dst + e * 4, cx.stgw[i])
 
         @cute.jit
         def ring_refill_mx(self, cx, rr):
@@ -1599,7 +1661,10 @@ def _make_kernel_class(cfg: Config):
                 # the image holds the next slice's activation past this one (staging zero-filled it): a warpgroup
                 # whose k-tile of the slice's last round lies past the slice skips it (warpgroup-uniform: wk)
                 if cx.kt_begin + r * WK + cx.wk < cx.kt_end:
-                    self.round_wgmma_mxb(cx, wcur, scur, abuf)
+                    if cutlass.const_expr(MXE):
+                        self.round_wgmma_mxe(cx, wcur, scur, abuf, swbuf)
+                    else:
+                        self.round_wgmma_mxb(cx, wcur, scur, abuf)
             elif cutlass.const_expr(MXB):
                 self.round_wgmma_mxb(cx, wcur, scur, abuf)
             else:
@@ -1649,6 +1714,43 @@ def _make_kernel_class(cfg: Config):
             flat = wgmma_wait([x for dg in d for x in dg])
             for i in cutlass.range_constexpr(G * na):
                 acc[i] = flat[i]
+
+        @cute.jit
+        def round_wgmma_mxe(self, cx, wcur, scur, abuf, swbuf):
+            """e4m3 k32 wgmmas on re-biased quads (Config.mx_e4): per 16-byte chunk u (one 32-block per lane, the 4
+            lanes of a row one quad), rows g / g + 8 decoded through their block's magnitude table (scur: the
+            re-bias byte), four k32 steps into a fresh temporary (one wgmma group per chunk; the next chunk's decode
+            runs while it executes), then each temporary added times the row's factor and the token's (fp32, from the
+            staged scale words and the image group's factors), once its group is done."""
+            acc, t, wk = cx.acc, cx.t, cx.wk
+            ktile = abuf + wk * KTI
+            rls = [cx.wn * 16 + cx.g + 8 * h for h in range(2)]
+            ds = []
+            for u in cutlass.range_constexpr(V):
+                luts = [lds_v2(cx.lut + scur[h * V + u] * 8) for h in range(2)]
+                quads = []
+                for q in cutlass.range_constexpr(4):
+                    dec = [e2m1x8_to_e4m3_lut(wcur[(h * V + u) * 4 + q], luts[h][0], luts[h][1]) for h in range(2)]
+                    quads.append([dec[0][0], dec[1][0], dec[0][1], dec[1][1]])
+                desc = smem_desc_kmajor(ktile + u * GRP, WG_LBO, WG_SBO)
+                wgmma_fence()
+                d = P.wgmma_e4m3_fresh(TM, quads[0], desc)
+                for q in cutlass.range_constexpr(1, 4):
+                    d = wgmma_e4m3(TM, d, quads[q], desc + Int64(q * BSTEP // 16), 1)
+                wgmma_commit()
+                ds.append(d)
+            for u in cutlass.range_constexpr(V):
+                # the factors first (loads), then chunk u's group (V - 1 - u younger groups may still run)
+                fw = [lds_f32(swbuf + (SWE + rls[h] * MXW + wk * V + u) * 4) for h in range(2)]
+                fa = []
+                for c in cutlass.range_constexpr(TM // 8):
+                    fa += lds_v2f(ktile + u * GRP + 4 * BSTEP + (8 * c + 2 * t) * 4)
+                tv = P.wgmma_wait_pending(ds[u], V - 1 - u)
+                for c in cutlass.range_constexpr(TM // 8):
+                    for h in cutlass.range_constexpr(2):
+                        for j in cutlass.range_constexpr(2):
+                            i = 4 * c + 2 * h + j
+                            acc[i] = acc[i] + tv[i] * (fw[h] * fa[2 * c + j])
 
         @cute.jit
         def round_wgmma_mxn(self, cx, wcur, scur, abuf, sabuf):
@@ -2012,10 +2114,30 @@ def _make_kernel_class(cfg: Config):
                 el = j * VE
                 ok = b2i(row < M) & b2i(el < K)
                 v = ldg_a(a + Int64(row) * (lda * A_STORE_BYTES) + Int64(el) * 16 // VE, ok)
-                sb = ldg_u8_p(a_scale + Int64(row) * (K // 32) + Int64(el >> 5), ok)
                 base = act + Int64(mt) * Int64(KT) * KTI
-                for (q, i_), word in mx_act_decode(v, sb).items():
-                    stg_b32(base + Int64(act_word_offset(j, m, q, i_)), word)
+                if cutlass.const_expr(MXE):
+                    self.image_chunk_e4(v, a_scale + Int64(row) * (K // 32) + Int64((el >> 7) * 4), ok, j, m, base)
+                else:
+                    sb = ldg_u8_p(a_scale + Int64(row) * (K // 32) + Int64(el >> 5), ok)
+                    for (q, i_), word in mx_act_decode(v, sb).items():
+                        stg_b32(base + Int64(act_word_offset(j, m, q, i_)), word)
+
+        @cute.jit
+        def image_chunk_e4(self, v, quad_scales, ok, j, m, base):
+            """mx_e4: activation chunk j (one 32-block, lane j % 4 of quad j // 4) of token m re-biased to the quad's
+            largest block and stored as e4m3 words of the quad's 4 k32 B tiles; the quad's first chunk also stores
+            the token's factor 2^(S - 127 - 6). The quad's 4 scale bytes as bytes (the scale view may be unaligned)."""
+            qw = Int32(0)
+            for b in cutlass.range_constexpr(4):
+                qw = bop("or.b32", qw, bshl(ldg_u8_p(quad_scales + Int64(b), ok), 8 * b))
+            top, rebias = e8m0_quad_rebias(qw)
+            lut = e2m1_e4m3_lut(band(bshr(rebias, 8 * (j % 4)), 0xFF))
+            for q in cutlass.range_constexpr(4):
+                words = e2m1x8_to_e4m3_lut(v[q], lut[0], lut[1])
+                for w_ in cutlass.range_constexpr(2):
+                    stg_b32(base + Int64(mxe_act_word_offset(j, m, q, w_, BSTEP, GRP)), words[w_])
+            if j % 4 == 0:
+                stg_f32(base + Int64(mxe_factor_offset(j, m, BSTEP, GRP)), fmul_exact(e8m0_f32(top), Float32(TWO_M6)))
 
         # -------------------------------------------------------------- host launcher
         @cute.jit
