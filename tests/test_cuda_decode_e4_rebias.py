@@ -246,6 +246,18 @@ def test_each_k32_step_pairs_weight_and_activation_at_the_same_k(tile_m):
     np.testing.assert_array_equal(got, want)
 
 
+def test_three_image_stage_buffers_need_an_image_kernel():
+    base = dict(op="gemm_mxfp4", tile_m=16, tile_n=64, tile_k=256, warps_k=2, mma="wgmma", mx_bf16=1, w_stages=3,
+                a_rounds=2, a_image=1, mx_e4=1)
+    two, three = fam.Config(**base), fam.Config(**base, img_bufs=3)
+    # one more stage of image, one more mbarrier (padded to 16 bytes); everything else the same
+    assert three.smem_bytes - two.smem_bytes == 2 * 4 * (4 * 32 * 16 + 4 * 16) + 16
+    assert two.img_bar_bytes == 16 and three.img_bar_bytes == 32
+    for bad in (dict(base, img_bufs=4), dict(base, a_image=0, mx_e4=0, img_bufs=3)):
+        with pytest.raises(ValueError, match="img_bufs"):
+            fam.Config(**bad)
+
+
 def test_e4_needs_the_mxfp4_image_kernels():
     base = dict(op="gemm_mxfp4", tile_m=16, tile_n=64, tile_k=128, warps_k=2, mma="wgmma", mx_bf16=1, w_stages=4,
                 a_rounds=4)

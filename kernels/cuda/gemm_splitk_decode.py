@@ -179,6 +179,20 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     n64 18.2, e4m3 k32 the same as bf16 k16), so the kernel's 869 wgmmas per SM are ~7-9 us of its 28; Nsight Compute:
     48% issue-slot use, stalls spread (the wgmma group's first instruction 12%, the round-end wait 7%); 3 or 4
     warpgroups along K per CTA (24 / 32 warps per SM) 1.00-1.33x slower.
+  * e4m3 wgmmas on re-biased quads (param mx_e4=1, the .e4.img kernels; MXFP4 a_image): the .img pipeline, but each
+    4-block quad of a weight row (the 4 lanes of the row, 128 columns) and of a token is re-biased to its largest E8M0
+    byte S: block b's e2m1 values become e4m3 values times 2^(6 - (S - s_b)) through a per-block magnitude table (8
+    bytes, one of 256 in shared memory, e2m1_e4m3_lut) picked by two byte permutes per 4 values (e2m1x8_to_e4m3_lut:
+    9 instructions per 8 values against ~17 for the bf16 decode and its scale multiply), exact while s_b >= S - 14.
+    Four wgmma.m64n(tile_m)k32 e4m3 per quad into a fresh temporary (half the bf16 path's k16 steps), added times
+    2^(S_w - 133) * 2^(S_a - 133) (fp32, the rows' from the staged scale words, the tokens' from the image). The image
+    holds 4 e4m3 B tiles and the tokens' factors per 128 columns (132 bytes per token against 256).
+    Why: with the weights in L2 (tools/ab.py --warm-l2, H100, 2026-12-06) the M = 16 .img kernel's work beyond its
+    weight stream was 2.9 of its 5.4 us per 1792 columns at N = 16384, half its wgmmas 1.7 of it. Measured the same day
+    (H100, cold L2, docs/PERF.md fifty-ninth session): 0.91-0.99x the .img kernels' time on 27 of 30 dispatch rows
+    (16 x 16384 x 7168 30.7 -> 30.1 us with tile_k 256, 16 x 36864 x 7168 0.95x, 64 x 57344 x 8192 0.91x); with the
+    weights in L2 0.94x. Less than the bound twins promised: Nsight Compute then puts 38% of issue slots busy and the
+    largest stall on the image stage's mbarrier wait (10% of samples); see docs/PERF.md.
   * ring refill (param w_refill=1, the .rf kernels; the mx_n / mx_bf16 cp.async ring): a thread refills a slot as soon as it has
     read the slot's vectors into registers (round r + S into round r's slot), not at the start of the next round
     (round r + S - 1 into round r - 1's slot), so S rounds are in flight while round r computes instead of S - 1, in
@@ -356,7 +370,7 @@ class Config:
 
     def __init__(self, op, in_dtype=None, out_dtype="bf16", tile_m=16, tile_n=32, tile_k=0,
                  warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync", w_bulk=0,
-                 mx_n=0, a_rounds=0, mx_bf16=0, a_image=0, w_refill=0, bound=0, mx_e4=0):
+                 mx_n=0, a_rounds=0, mx_bf16=0, a_image=0, w_refill=0, bound=0, mx_e4=0, img_bufs=2):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         self.op = op
@@ -463,6 +477,12 @@ class Config:
             raise ValueError(f"{FAMILY}: mx_e4 must be 0 or 1, and is a parameter of the MXFP4 a_image kernels")
         if self.mx_e4 and (self.groups != 1 or int(bound)):
             raise ValueError(f"{FAMILY}: mx_e4 kernels take groups=1 and no bound")
+        # img_bufs = 3 (the .ib3 kernels, a_image): three stage buffers of image, the copy of stage s + 2 in flight during
+        # stage s (two: s + 1). Why: Nsight Compute on the M = 16 e4 kernel (H100, 2026-12-06) put 10% of its stall
+        # samples on the wait for a stage's image, whose copy had one stage (2 rounds) to land.
+        self.img_bufs = int(img_bufs)
+        if self.img_bufs not in (2, 3) or (self.img_bufs != 2 and not self.a_image):
+            raise ValueError(f"{FAMILY}: img_bufs must be 2 or 3, and 3 needs a_image")
         # bound (measurement only, WRONG RESULTS; tools/probes/bounds-58.*): a twin of an MXFP4 .img kernel with part of
         # its work left out, to time what that part costs - bit 1 no weight decode (raw fp4 words as the A operand),
         # bit 2 half the k16 wgmmas, bit 4 no image copies (B tiles as left in shared memory). Never a dispatch row
@@ -642,9 +662,12 @@ class Config:
         if self.mx_pipe:
             act_and_red = max(self.a_rounds * (self.a_buf_bytes + self.sa_buf_bytes) + self.sw_stage_bytes,
                               self.red_bytes)
+        # a_image: one 8-byte mbarrier per image stage buffer, padded to 16 bytes
+        self.img_bar_bytes = -(-8 * self.img_bufs // 16) * 16
         if self.a_image:
-            # two stage buffers of B-tile image and of weight-scale words, then the two stage mbarriers
-            act_and_red = max(2 * (self.a_rounds * self.a_buf_bytes + self.sw_stage_bytes) + 16, self.red_bytes)
+            # img_bufs stage buffers of B-tile image, two of weight-scale words, then the stage buffers' mbarriers
+            act_and_red = max(self.img_bufs * self.a_rounds * self.a_buf_bytes + 2 * self.sw_stage_bytes
+                              + self.img_bar_bytes, self.red_bytes)
         # a_image: bytes of the activation image per tile_m rows and 128 columns (8 k16 steps of bf16 B tiles; mx_e4:
         # 4 k32 steps of e4m3 B tiles and the tile_m tokens' factors)
         self.img_group_bytes = (132 if self.mx_e4 else 256) * self.tile_m
@@ -661,7 +684,7 @@ class Config:
     def from_spec(spec: dict) -> "Config":
         p = dict(spec.get("params") or {})
         unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma", "w_bulk", "mx_n",
-                            "a_rounds", "mx_bf16", "a_image", "w_refill", "bound", "mx_e4"}
+                            "a_rounds", "mx_bf16", "a_image", "w_refill", "bound", "mx_e4", "img_bufs"}
         if unknown:  # a misspelt parameter would otherwise build the default kernel under its name
             raise ValueError(f"{FAMILY}: unknown params {sorted(unknown)}")
         return Config(
@@ -674,7 +697,7 @@ class Config:
             w_stages=p.get("w_stages", 0), mma=p.get("mma", "sync"), w_bulk=p.get("w_bulk", 0),
             mx_n=p.get("mx_n", 0), a_rounds=p.get("a_rounds", 0), mx_bf16=p.get("mx_bf16", 0),
             a_image=p.get("a_image", 0), w_refill=p.get("w_refill", 0), bound=p.get("bound", 0),
-            mx_e4=p.get("mx_e4", 0),
+            mx_e4=p.get("mx_e4", 0), img_bufs=p.get("img_bufs", 2),
         )
 
     def meta(self) -> dict:
@@ -694,7 +717,7 @@ class Config:
             "w_bytes_in_flight_per_cta_bulk": self.w_bulk * self.tile_n * self.round_k * 16 // self.ve,
             "min_blocks_per_sm": self.min_blocks,
             "mx_n": self.mx_n, "a_rounds": self.a_rounds, "mx_bf16": self.mx_bf16, "a_image": self.a_image,
-            "bound": self.bound, "mx_e4": self.mx_e4,
+            "bound": self.bound, "mx_e4": self.mx_e4, "img_bufs": self.img_bufs,
             "mma": (f"wgmma.m64n{4 * self.tile_m}k32 e4m3 (A in registers, MX blocks along N)" if self.mx_n else
                     f"wgmma.m64n{self.tile_m}k32 e4m3 (A in registers, quads re-biased)" if self.mx_e4 else
                     f"wgmma.m64n{self.tile_m}k16 bf16 (A in registers, E8M0 scales folded in)" if self.mx_bf16 else
@@ -820,6 +843,7 @@ def _make_kernel_class(cfg: Config):
     KTI = TK // 128 * cfg.img_group_bytes   # a_image: image bytes of one k-tile (tile_m rows)
     MXE = cfg.mx_e4 == 1                # e4m3 k32 wgmmas on quads re-biased to their largest block (Config.mx_e4)
     GRP = cfg.img_group_bytes           # a_image: image bytes of one 128-column group (tile_m rows)
+    IB = cfg.img_bufs                   # a_image: image stage buffers (Config.img_bufs)
     SWB = cfg.sw_stage_bytes            # a_image: bytes of one stage's weight-scale words
     UV = cfg.unit_vectors               # 16-byte vectors per lane unit (MX8: 2)
     NB = 4 * TM if MXN else TM          # wgmma N
@@ -1469,25 +1493,26 @@ def _make_kernel_class(cfg: Config):
 
         @cute.jit
         def main_img(self, cx, sA, sW, wcur, scur, acc, tid, t, wk, rows, w, w_scale, kt_begin, kt_end, kend, K, R):
-            """a_image: every round of the CTA's slice. Stage sr (PR rounds) reads B-tile buffer and weight-scale words
-            sr % 2; at its start (after the barrier that frees the other buffers) warp 0 requests stage sr + 1's image
-            (TMA bulk copies on that buffer's mbarrier) and every thread loads its scale words, stored at its end.
+            """a_image: every round of the CTA's slice. Stage sr (PR rounds) reads B-tile buffer sr % IB and weight-scale
+            words sr % 2; at its start (after the barrier that frees stage sr - 1's buffers) warp 0 requests stage
+            sr + IB - 1's image (TMA bulk copies on that buffer's mbarrier) and every thread loads stage sr + 1's scale
+            words, stored at its end.
             The image is written by the launcher's first kernel: griddepcontrol.wait before the first copy, after the
             weight ring's first rounds are requested (under PDL this kernel starts while that one runs)."""
             cx.sW, cx.acc, cx.tid, cx.t, cx.wk = sW, acc, tid, t, wk
             cx.rows, cx.w, cx.w_scale = rows, w, w_scale
             cx.kt_begin, cx.kt_end, cx.kend, cx.K, cx.R = kt_begin, kt_end, kend, K, R
             cx.stgw = cute.make_rmem_tensor((max(SWPT, 1),), Int32)
-            sSW = sA + 2 * PR * ABUF
+            sSW = sA + IB * PR * ABUF
             bar = sSW + 2 * SWB
             nst = (R + PR - 1) // PR
             if tid == 0:
-                mbar_init(bar, 1)
-                mbar_init(bar + 8, 1)
+                for i in cutlass.range_constexpr(IB):
+                    mbar_init(bar + 8 * i, 1)
                 fence_mbar_init()
             if cutlass.const_expr(MXE):
                 # the magnitude table of every re-bias byte (read after the barrier below)
-                cx.lut = bar + 16
+                cx.lut = bar + cfg.img_bar_bytes
                 for i in cutlass.range_constexpr(-(-256 // THREADS)):
                     e = tid + i * THREADS
                     if e < 256:
@@ -1499,19 +1524,24 @@ def _make_kernel_class(cfg: Config):
             self.ring_prologue(w, rows, kt_begin, wk, kend, K, w_scale, t, sW, tid, R)
             cute.arch.griddepcontrol_wait()
             cute.arch.sync_threads()   # the mbarriers' initialization
+            for s_ in cutlass.range_constexpr(IB - 1):
+                if s_ < nst:
+                    self.issue_stage_image(cx, s_, sA + s_ * (PR * ABUF), bar + 8 * s_)
             if nst > 0:
-                self.issue_stage_image(cx, 0, sA, bar)
                 self.store_stage_scales(cx, sSW)
             for sr in cutlass.range(nst, unroll=1):
                 b = sr % 2
+                ib = sr % IB
                 cute.arch.sync_threads()   # stage sr's scale words stored; every warp done with stage sr - 1's buffers
+                if sr + IB - 1 < nst:
+                    nb = (sr + IB - 1) % IB   # stage sr - 1's buffer
+                    self.issue_stage_image(cx, sr + IB - 1, sA + nb * (PR * ABUF), bar + nb * 8)
                 if sr + 1 < nst:
-                    self.issue_stage_image(cx, sr + 1, sA + (1 - b) * (PR * ABUF), bar + (1 - b) * 8)
                     self.issue_stage_scales(cx, sr + 1)
                 if cutlass.const_expr(not (BND & 4)):
-                    mbar_wait(bar + b * 8, (sr // 2) % 2)
+                    mbar_wait(bar + ib * 8, (sr // IB) % 2)
                 for rr in cutlass.range(cutlass.min(PR, R - sr * PR), unroll=1):
-                    self.round_mxn(cx, sr * PR + rr, wcur, scur, sA + b * (PR * ABUF) + rr * ABUF, 0,
+                    self.round_mxn(cx, sr * PR + rr, wcur, scur, sA + ib * (PR * ABUF) + rr * ABUF, 0,
                                    sSW + b * SWB + rr * (TN * MXW * 4))
                 if sr + 1 < nst:
                     self.store_stage_scales(cx, sSW + (1 - b) * SWB)
