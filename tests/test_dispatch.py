@@ -686,9 +686,9 @@ def sm90a_lookup(op, M, N, K, device_name=""):
     # M = 17..64: the decode buckets (.img kernels, nineteenth session; m16n64 for K % 128 != 0), not the exact conversion;
     # above them, to M = 128, the 64-token decode kernel over several tiles where it fits one wave or a row was
     # measured (fifty-third session), else and above the regrouping for the fp8 blockscale GEMM
-    (32, 57344, 8192, "mxfp4.fp4_e2m1_x2.bf16.m32n64.s3.p1.e4.img.sm90a", "table"),
+    (32, 57344, 8192, "mxfp4.fp4_e2m1_x2.bf16.m32n64.s3.p1.ib3.e4.img.sm90a", "table"),
     (64, 57344, 8192, "mxfp4.fp4_e2m1_x2.bf16.m64n64k128.s4.p1.e4.img.sm90a", "table"),
-    (20, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m32n64.s3.p1.e4.img.sm90a", "default"),
+    (20, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m32n64.s3.p1.ib3.e4.img.sm90a", "default"),
     (40, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m64n64k128.s4.p1.img.sm90a", "default"),
     (40, 4096, 4064, "mxfp4.fp4_e2m1_x2.bf16.m16n64.sm90a", "default"),
     (65, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m64n64k128.s4.p1.img.sm90a", "default"),
