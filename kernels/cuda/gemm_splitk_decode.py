@@ -191,8 +191,10 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     weight stream was 2.9 of its 5.4 us per 1792 columns at N = 16384, half its wgmmas 1.7 of it. Measured the same day
     (H100, cold L2, docs/PERF.md fifty-ninth session): 0.91-0.99x the .img kernels' time on 27 of 30 dispatch rows
     (16 x 16384 x 7168 30.7 -> 30.1 us with tile_k 256, 16 x 36864 x 7168 0.95x, 64 x 57344 x 8192 0.91x); with the
-    weights in L2 0.94x. Less than the bound twins promised: Nsight Compute then puts 38% of issue slots busy and the
-    largest stall on the image stage's mbarrier wait (10% of samples); see docs/PERF.md.
+    weights in L2 0.94x; tile_k 256 (two chunks per lane and round) a further 0.95-0.98x at M = 16 / 32, three image
+    stage buffers (img_bufs=3, .ib3) 0.98x at M = 32 only. Less than the bound twins promised: Nsight Compute puts 38%
+    of issue slots busy and the largest stall on the image stage's mbarrier wait (10% of samples), which a third
+    buffer removes without speeding M = 16 up; see docs/PERF.md.
   * ring refill (param w_refill=1, the .rf kernels; the mx_n / mx_bf16 cp.async ring): a thread refills a slot as soon as it has
     read the slot's vectors into registers (round r + S into round r's slot), not at the start of the next round
     (round r + S - 1 into round r - 1's slot), so S rounds are in flight while round r computes instead of S - 1, in
