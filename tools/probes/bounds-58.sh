@@ -9,10 +9,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
-nvidia-smi --query-gpu=name --format=csv,noheader
-source tools/device_env.sh
-python3 setup.py build_ext --inplace > /tmp/build.log 2>&1 || { tail -n 40 /tmp/build.log; exit 1; }
-echo "built at $((SECONDS - start)) s"
+source tools/probes/build_ext.sh
 if [ -n "${FLYGEMM_W58_TESTS:-}" ]; then
   eval "tests=($FLYGEMM_W58_TESTS)"
   timeout ${FLYGEMM_W58_TEST_T:-170} python3 -m pytest -q -p no:cacheprovider "${tests[@]}" > "$OUT/w58-tests.log" 2>&1

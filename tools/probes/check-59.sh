@@ -5,10 +5,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
-nvidia-smi --query-gpu=name --format=csv,noheader
-source tools/device_env.sh
-python3 setup.py build_ext --inplace > /tmp/build.log 2>&1 || { tail -n 40 /tmp/build.log; exit 1; }
-echo "built at $((SECONDS - start)) s"
+source tools/probes/build_ext.sh
 timeout ${FLYGEMM_CHECK_T:-420} python3 -m pytest -q -p no:cacheprovider tests/test_gpu_cuda.py tests/test_gpu_cuda_scaled.py \
   tests/test_gpu_cuda_decode.py tests/test_gpu_cuda_kernels.py tests/test_gpu_cuda_mx.py tests/test_gpu_rocm.py \
   tests/test_dispatch.py tests/test_gpu_fuzz.py tests/test_gpu_multi_device.py tests/test_gpu_integration.py \

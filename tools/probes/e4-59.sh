@@ -7,10 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
-nvidia-smi --query-gpu=name --format=csv,noheader
-source tools/device_env.sh
-python3 setup.py build_ext --inplace > /tmp/build.log 2>&1 || { tail -n 40 /tmp/build.log; exit 1; }
-echo "built at $((SECONDS - start)) s"
+source tools/probes/build_ext.sh
 timeout ${FLYGEMM_E4_TEST_T:-150} python3 -m pytest -q -x -p no:cacheprovider tests/test_gpu_cuda_decode.py \
   -k "${FLYGEMM_E4_TESTS:-(small_shape and mxfp4) or several_token_tiles or (special_scale and mxfp4) or image_kernels_cuda_graph}" > "$OUT/e4-tests.log" 2>&1
 echo "tests rc $? at $((SECONDS - start)) s: $(tail -n 1 "$OUT/e4-tests.log")"

@@ -7,11 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
-name=$(nvidia-smi --query-gpu=name --format=csv,noheader)
-echo "device: $name"
-source tools/device_env.sh
-python3 setup.py build_ext --inplace > /tmp/build.log 2>&1 || { tail -n 40 /tmp/build.log; exit 1; }
-echo "built at $((SECONDS - start)) s"
+source tools/probes/build_ext.sh
 pairs=tools/probes/warm-l2-59.pairs
 timeout 150 python3 tools/ab.py --pairs $pairs --rounds 3 --warm-l2 > "$OUT/warm.txt" 2>&1
 echo "warm rc $? at $((SECONDS - start)) s"
