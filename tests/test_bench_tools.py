@@ -452,6 +452,17 @@ def test_ab_pairs_sweep_offers_every_unsplit_kernel_of_the_family_but_the_pick(m
         ap.main(["--op", "gemm_a8w8", "--shapes", "1x2x3", "--rev", "HEAD", "--sweep"])
 
 
+def test_ab_pairs_reads_each_ops_rows_by_its_own_input_dtype(monkeypatch):
+    # --changed-rows finds an op's rows by its input dtype: the MXFP4 rows (fp4_e2m1_x2) were read as fp8 ones
+    import csv
+    monkeypatch.syspath_prepend(str(ROOT / "tools"))
+    ap = _load_tools_module("ab_pairs")
+    lines = (ROOT / "kernels" / "configs" / "sm_90a.csv").read_text().splitlines()
+    rows = list(csv.DictReader(ln for ln in lines if not ln.startswith("#")))
+    for op in bench.OPS:
+        assert ap.in_dtype_of(op) in {r["in_dtype"] for r in rows if r["op"] == op}, op
+
+
 def test_merge_tuned_m_max_moves_rows_into_another_bucket(tmp_path):
     # rows measured at M = 65..96 go to m_max 96, next to (not over) the layer's 128 row
     table = tmp_path / "t.csv"
@@ -615,3 +626,18 @@ def test_fp16_output_variants_of_fp8_ops(op, variant, scalars):
                                      torch.device("cpu"), gen)
     assert len(plain) == 4 and getattr(torch.ops.flygemm, op)(*plain).dtype == torch.bfloat16
 
+
+
+def test_kernel_dtype_names_cover_every_operand_and_output_dtype_of_the_kernel_lists():
+    # tools/sanitize_sweep.py and tools/tune.py match kernels to problems through this table; a dtype missing from it
+    # (fp4_e2m1_x2 was) makes every kernel of that dtype silently unmatched
+    import csv
+    names = set(bench.KERNEL_DTYPE_NAMES.values())
+    root = pathlib.Path(__file__).resolve().parents[1] / "kernels" / "configs"
+    seen = set()
+    for path in sorted(root.glob("*.kernels.csv")):
+        rows = csv.DictReader(line for line in path.read_text().splitlines() if not line.startswith("#"))
+        for row in rows:
+            seen |= {row["in_dtype"], row["out_dtype"]}
+    assert {"fp4_e2m1_x2", "fp8_e4m3fn", "fp8_e4m3fnuz", "bf16"} <= seen
+    assert seen <= names, f"kernel dtypes without a torch dtype in bench.KERNEL_DTYPE_NAMES: {sorted(seen - names)}"

@@ -69,7 +69,7 @@ def sweep_lines(op: str, variant: str, shapes, specs: dict, table_pick) -> list[
 
 
 def in_dtype_of(op: str) -> str:
-    return "bf16" if op == "gemm_a16w16" else "fp8_e4m3fn"
+    return {"gemm_a16w16": "bf16", "gemm_mxfp4": "fp4_e2m1_x2"}.get(op, "fp8_e4m3fn")
 
 
 def main(argv=None) -> int:

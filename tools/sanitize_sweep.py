@@ -24,8 +24,7 @@ import flygemm
 from flygemm import bench
 
 SHAPES = [(1, 64, 64), (7, 136, 224), (130, 264, 544)]  # K % 32, N % 8: every family's alignment
-DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32",
-               torch.float8_e4m3fn: "fp8_e4m3fn", torch.int8: "int8"}
+DTYPE_NAMES = bench.KERNEL_DTYPE_NAMES
 
 
 def main(argv=None) -> int:
@@ -50,8 +49,9 @@ def main(argv=None) -> int:
         if unknown:
             raise SystemExit(f"no GPU kernel built for {sorted(unknown)} (built: {sorted(built)})")
         built = set(args.ops.split(","))
-    failures = 0
+    failures = total_pinned = 0
     for op in sorted(built):
+        pinned = 0
         for M, N, K in shapes:
             pargs, _, _ = bench.make_problem(op, args.variant, M, N, K, torch.device("cuda"), gen)
             fn = getattr(flygemm, op)
@@ -66,6 +66,7 @@ def main(argv=None) -> int:
                         and k["out_dtype"] == DTYPE_NAMES.get(out0.dtype)
                         for s in sorted({min(int(v), max(1, k["max_split_k"]))
                                          for v in args.split_k.split(",")})]
+            pinned += sum(1 for pin in pins if pin)
             for pin in pins:
                 if pin:
                     os.environ["FLYGEMM_FORCE_KERNEL"] = pin
@@ -77,6 +78,16 @@ def main(argv=None) -> int:
                 err = bench.rel_fro(out, ref)
                 print(f"{op} {M}x{N}x{K}{' ' + pin if pin else ''}: rel err {err:.2e}")
                 failures += not err <= 1e-2
+        if args.each_kernel:
+            print(f"{op}: {pinned} pinned calls")
+            total_pinned += pinned
+            # an op asked for by name that pinned nothing was not checked: say so instead of passing
+            if args.ops and not pinned:
+                print(f"{op}: no built kernel matched --match {args.match!r} on these shapes")
+                failures += 1
+    if args.each_kernel and not total_pinned:
+        print(f"no built kernel matched --match {args.match!r}")
+        failures += 1
     print("sanitize sweep:", "FAILED" if failures else "ok")
     return 1 if failures else 0
 

@@ -26,10 +26,7 @@ import torch
 import flygemm
 from flygemm import bench
 
-DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32",
-               torch.float8_e4m3fn: "fp8_e4m3fn", torch.float8_e4m3fnuz: "fp8_e4m3fnuz", torch.int8: "int8"}
-if hasattr(torch, "float4_e2m1fn_x2"):  # packed MXFP4 operands
-    DTYPE_NAMES[torch.float4_e2m1fn_x2] = "fp4_e2m1_x2"
+DTYPE_NAMES = bench.KERNEL_DTYPE_NAMES
 
 
 def m_bucket(M: int) -> int:

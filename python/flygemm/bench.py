@@ -40,6 +40,10 @@ SWEEP_MODELS = {
 SWEEP_M = (1, 2, 4, 8, 16, 32, 64)
 SWEEP_SHAPES = sorted({(m, n, k) for nks in SWEEP_MODELS.values() for n, k in nks for m in SWEEP_M})
 OPS = ("gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale", "gemm_mxfp8", "gemm_mxfp4")
+# torch dtype -> the dtype name the kernel registry uses (flygemm.info()["kernels"]: in_dtype / out_dtype)
+KERNEL_DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32",
+                      torch.float8_e4m3fn: "fp8_e4m3fn", torch.float8_e4m3fnuz: "fp8_e4m3fnuz", torch.int8: "int8",
+                      torch.float4_e2m1fn_x2: "fp4_e2m1_x2"}
 # torch._scaled_mm's use_fast_accum for the gemm_a8w8 peer. False (torch's default) is cuBLASLt's mode that
 # promotes the fp8 tensor-core sums to fp32 registers as it goes; flygemm's gemm_a8w8 kernels keep the sum
 # in the wgmma accumulator for the whole K like use_fast_accum=True (see docs/PERF.md), so
