@@ -194,7 +194,11 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     weights in L2 0.94x; tile_k 256 (two chunks per lane and round) a further 0.95-0.98x at M = 16 / 32, three image
     stage buffers (img_bufs=3, .ib3) 0.98x at M = 32 only. Less than the bound twins promised: Nsight Compute puts 38%
     of issue slots busy and the largest stall on the image stage's mbarrier wait (10% of samples), which a third
-    buffer removes without speeding M = 16 up; see docs/PERF.md.
+    buffer removes without speeding M = 16 up; see docs/PERF.md. On the H200 (2026-12-06, sixtieth session) 16 x 16384
+    x 7168 takes 24.5 us against 27.1 for the .img kernel (kernel time; 0.86x the fp8 decode's time); no SM pipe is
+    near its limit there (integer ALU 54%, issue 52%, 22% of the warp slots active), yet more warps per SM lost on the
+    H100, cold and with the weights in L2: min_blocks 3-5 (split 1 has under two CTAs per SM), the same at split-K
+    2 / 3 (1.14-1.34x), three / four warpgroups along K (80 / 64 registers: 1.02-1.34x). Not built.
   * ring refill (param w_refill=1, the .rf kernels; the mx_n / mx_bf16 cp.async ring): a thread refills a slot as soon as it has
     read the slot's vectors into registers (round r + S into round r's slot), not at the start of the next round
     (round r + S - 1 into round r - 1's slot), so S rounds are in flight while round r computes instead of S - 1, in
