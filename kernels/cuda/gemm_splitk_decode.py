@@ -376,7 +376,8 @@ class Config:
 
     def __init__(self, op, in_dtype=None, out_dtype="bf16", tile_m=16, tile_n=32, tile_k=0,
                  warps_k=4, groups=1, l2_prefetch=128, min_blocks=2, w_stages=0, mma="sync", w_bulk=0,
-                 mx_n=0, a_rounds=0, mx_bf16=0, a_image=0, w_refill=0, bound=0, mx_e4=0, img_bufs=2):
+                 mx_n=0, a_rounds=0, mx_bf16=0, a_image=0, w_refill=0, bound=0, mx_e4=0, img_bufs=2,
+                 red_ring=0, row_pad=1):
         if op not in _OPS:
             raise ValueError(f"{FAMILY}: unsupported op {op!r}; supported: {sorted(_OPS)}")
         self.op = op
@@ -544,8 +545,8 @@ class Config:
         # the stall samples of a weights-only bulk version sat on the round-0 activation), and each
         # later round's staged activation added one more memory latency to the critical path.
         self.w_bulk = int(w_bulk)
-        if not 0 <= self.w_bulk <= 8:
-            raise ValueError(f"{FAMILY}: w_bulk must be in [0, 8]")
+        if not 0 <= self.w_bulk <= 16:
+            raise ValueError(f"{FAMILY}: w_bulk must be in [0, 16]")
         if self.w_bulk and (self.w_stages or self.mma != "sync"
                             or self.mode not in ("bf16", "fp8", "fp8blk", "mxfp8", "mxfp4")):
             # (MXFP4 through wgmma with bulk slots was built and measured, 2026-11-30: 35.6 against 30.5 us at
@@ -637,7 +638,12 @@ class Config:
         # (the raw activation rows follow the weight rows, same stride: their fragment reads are the
         # weights' pattern)
         round_bytes = self.round_k * 16 // self.ve
-        self.wb_row_bytes = round_bytes + (64 if round_bytes % 128 == 0 else 0)
+        # row_pad = 0 (the .np kernels): rows packed at the round's bytes even at 0 mod 128 (2-way conflicts on
+        # the fragment reads), so that a whole K = 7168 slice of 16 weight and 16 activation rows fits
+        self.row_pad = int(row_pad)
+        if self.row_pad not in (0, 1) or (not self.row_pad and not w_bulk):
+            raise ValueError(f"{FAMILY}: row_pad must be 0 or 1, and 0 only with w_bulk")
+        self.wb_row_bytes = round_bytes + (64 if round_bytes % 128 == 0 and self.row_pad else 0)
         self.wb_slot_bytes = (self.tile_n + self.tile_m) * self.wb_row_bytes
         # blockscale: the round's scales follow (cp.async, 4 bytes each): the weight-row block's
         # round_k / 128 scales, then the activation's [round_k / 128][tile_m] (the sabuf layout)
@@ -664,7 +670,15 @@ class Config:
                 self.sa_buf_bytes = 0  # the activation's E8M0 bytes are read from the slot
         # mx_n: the reduction buffer (4 partials per warps_k) reuses the activation buffers, idle after
         # the last round's barrier (every wgmma that read them was waited for before it)
-        act_and_red = 2 * self.a_buf_bytes + 2 * self.sa_buf_bytes + self.red_bytes
+        # red_ring = 1 (the .rr kernels, bulk ring): the reduction buffer reuses the ring's slots, which are idle once
+        # every warp has read its last round (a barrier before the partials are stored): the smem it saves lets a
+        # ring hold a whole K slice at tile_m 16, so no slot is refilled and no round waits for a refill
+        self.red_ring = int(red_ring)
+        if self.red_ring not in (0, 1) or (self.red_ring and (not self.w_bulk or self.mode not in ("bf16", "fp8", "fp8blk")
+                                                            or self.red_bytes > self.w_bulk * self.wb_slot_bytes)):
+            raise ValueError(f"{FAMILY}: red_ring must be 0 or 1, and 1 needs a bf16 / fp8 / blockscale bulk ring "
+                             "at least as large as the reduction buffer")
+        act_and_red = 2 * self.a_buf_bytes + 2 * self.sa_buf_bytes + (0 if self.red_ring else self.red_bytes)
         if self.mx_pipe:
             act_and_red = max(self.a_rounds * (self.a_buf_bytes + self.sa_buf_bytes) + self.sw_stage_bytes,
                               self.red_bytes)
@@ -690,7 +704,8 @@ class Config:
     def from_spec(spec: dict) -> "Config":
         p = dict(spec.get("params") or {})
         unknown = set(p) - {"warps_k", "groups", "l2_prefetch", "min_blocks", "w_stages", "mma", "w_bulk", "mx_n",
-                            "a_rounds", "mx_bf16", "a_image", "w_refill", "bound", "mx_e4", "img_bufs"}
+                            "a_rounds", "mx_bf16", "a_image", "w_refill", "bound", "mx_e4", "img_bufs",
+                            "red_ring", "row_pad"}
         if unknown:  # a misspelt parameter would otherwise build the default kernel under its name
             raise ValueError(f"{FAMILY}: unknown params {sorted(unknown)}")
         return Config(
@@ -704,6 +719,7 @@ class Config:
             mx_n=p.get("mx_n", 0), a_rounds=p.get("a_rounds", 0), mx_bf16=p.get("mx_bf16", 0),
             a_image=p.get("a_image", 0), w_refill=p.get("w_refill", 0), bound=p.get("bound", 0),
             mx_e4=p.get("mx_e4", 0), img_bufs=p.get("img_bufs", 2),
+            red_ring=p.get("red_ring", 0), row_pad=p.get("row_pad", 1),
         )
 
     def meta(self) -> dict:
@@ -719,7 +735,7 @@ class Config:
             "w_stages": self.w_stages,
             "w_bytes_in_flight_per_cta_smem_ring": max(self.w_stages - 1 + self.w_refill, 0) * self.w_stage_bytes,
             "w_refill": self.w_refill,
-            "w_bulk": self.w_bulk,
+            "w_bulk": self.w_bulk, "red_ring": self.red_ring, "row_pad": self.row_pad,
             "w_bytes_in_flight_per_cta_bulk": self.w_bulk * self.tile_n * self.round_k * 16 // self.ve,
             "min_blocks_per_sm": self.min_blocks,
             "mx_n": self.mx_n, "a_rounds": self.a_rounds, "mx_bf16": self.mx_bf16, "a_image": self.a_image,
@@ -1900,6 +1916,9 @@ def _make_kernel_class(cfg: Config):
             sSA = sA + (PR if MXP else 2) * ABUF
             sRED = sA if cutlass.const_expr(MXP) else sSA + 2 * SABUF   # mx_n: reuses the activation buffers
             sW = (sRED + cfg.red_bytes + 127) // 128 * 128  # weight ring (w_stages > 0)
+            if cutlass.const_expr(cfg.red_ring):
+                sW = (sSA + 2 * SABUF + 127) // 128 * 128
+                sRED = sW
             if cutlass.const_expr(MXP):
                 sW = (sA + (cfg.smem_bytes - cfg.w_stages * cfg.w_stage_bytes - 5 * 128) + 127) // 128 * 128
             if cutlass.const_expr(WGMX):
@@ -2052,9 +2071,9 @@ def _make_kernel_class(cfg: Config):
                         self.round_(cx, 2 * rp + 1, wB, sBw, wA, sAw, sA + ABUF, sSA + SABUF, sA, sSA)
 
             # ---- reduce the warps_k partial sums in fixed order, scale, bias, store
-            if cutlass.const_expr(MXP):
-                # the reduction buffer is the B tiles' space: every warp must be done with its last round's
-                # wgmmas first
+            if cutlass.const_expr(MXP or cfg.red_ring):
+                # the reduction buffer is the B tiles' space (red_ring: the bulk slots): every warp must be done
+                # with its last round's wgmmas / slot reads first
                 cute.arch.sync_threads()
             if cutlass.const_expr(MXN):
                 # partial (wk, t): lane t's blocks of every token
