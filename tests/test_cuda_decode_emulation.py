@@ -528,6 +528,25 @@ def test_unknown_kernel_params_are_refused():
     assert fam.Config.from_spec(spec).w_stages == 4
 
 
+def test_bulk_ring_holding_a_whole_k_slice():
+    """red_ring: the reduction buffer lives in the ring's slots (not next to them), so 16 weight + 16 activation rows
+    of a whole K = 7168 fp8 slice fit; row_pad=0 packs rows at 0 mod 128 bytes. Both only with a bulk ring."""
+    rr = fam.Config("gemm_a8w8", tile_m=16, tile_n=16, tile_k=64, warps_k=7, w_bulk=16, min_blocks=1, red_ring=1)
+    assert rr.wb_row_bytes == 448 and 16 * rr.round_k == 7168
+    plain = fam.Config("gemm_a8w8", tile_m=16, tile_n=16, tile_k=64, warps_k=7, w_bulk=4, min_blocks=1)
+    assert plain.smem_bytes - 4 * (plain.wb_slot_bytes + 8) - plain.red_bytes == rr.smem_bytes - 16 * (rr.wb_slot_bytes + 8)
+    assert rr.smem_bytes <= fam.SMEM_LIMIT and rr.meta()["red_ring"] == 1
+    np_ = fam.Config("gemm_a8w8", tile_m=16, tile_n=16, tile_k=128, warps_k=8, w_bulk=7, min_blocks=1, red_ring=1,
+                     row_pad=0)
+    assert np_.wb_row_bytes == 1024 and np_.smem_bytes <= fam.SMEM_LIMIT
+    with pytest.raises(ValueError, match="shared memory"):   # padded rows: the whole slice does not fit
+        fam.Config("gemm_a8w8", tile_m=16, tile_n=16, tile_k=128, warps_k=8, w_bulk=7, min_blocks=1, red_ring=1)
+    with pytest.raises(ValueError, match="red_ring"):
+        fam.Config("gemm_a8w8", tile_m=16, tile_n=16, tile_k=64, warps_k=7, min_blocks=1, red_ring=1)
+    with pytest.raises(ValueError, match="row_pad"):
+        fam.Config("gemm_a8w8", tile_m=16, tile_n=16, tile_k=64, warps_k=7, min_blocks=1, row_pad=0)
+
+
 def test_bulk_ring_config():
     """w_bulk: B round slots of (tile_n weight rows + tile_m activation rows) x the round's bytes
     (+64 when that is a multiple of 128) replace the staged activation buffers (blockscale: plus the
@@ -542,7 +561,7 @@ def test_bulk_ring_config():
     assert meta["w_bulk"] == 4 and meta["w_bytes_in_flight_per_cta_bulk"] == 4 * 16 * round_bytes
     bf = fam.Config("gemm_a16w16", tile_m=16, tile_n=16, tile_k=128, warps_k=8, w_bulk=3, min_blocks=1)
     assert bf.wb_row_bytes == 8 * 128 * 2 + 64
-    for bad in (-1, 9):
+    for bad in (-1, 17):
         with pytest.raises(ValueError, match="w_bulk"):
             fam.Config("gemm_a8w8", tile_m=8, tile_n=16, w_bulk=bad)
     blk = fam.Config("gemm_a8w8_blockscale", tile_m=8, tile_n=16, tile_k=128, warps_k=7, w_bulk=2, min_blocks=1)
