@@ -18,7 +18,7 @@ grep -E "^(FAILED|ERROR)|Error|assert" "$OUT/rr-tests.log" | head -12
 for v in per_tensor per_token; do
   timeout 150 python3 tools/tune.py --op gemm_a8w8 --variant $v --kernel-time --passes 3 \
     --shapes 16x2048x7168,12x2048x7168,16x2112x7168,1x2048x7168 \
-    --match "m16n16.w8k128.bk6,.rr.np,m8n16.w7.bk4" > "$OUT/rr-tune-$v.txt" 2>&1
+    --match "m16n16.w8k128.bk6,.rr.np,.rr.rot" > "$OUT/rr-tune-$v.txt" 2>&1
   echo "tune $v rc $? at $((SECONDS - start)) s"
 done
 timeout 200 python3 tools/ab.py --pairs tools/probes/rr-61.pairs --rounds 5 > "$OUT/rr-ab.txt" 2>&1
