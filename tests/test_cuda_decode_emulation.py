@@ -545,11 +545,6 @@ def test_bulk_ring_holding_a_whole_k_slice():
         fam.Config("gemm_a8w8", tile_m=16, tile_n=16, tile_k=64, warps_k=7, min_blocks=1, red_ring=1)
     with pytest.raises(ValueError, match="row_pad"):
         fam.Config("gemm_a8w8", tile_m=16, tile_n=16, tile_k=64, warps_k=7, min_blocks=1, row_pad=0)
-    rot = fam.Config("gemm_a8w8", tile_m=16, tile_n=16, tile_k=256, warps_k=7, w_bulk=4, min_blocks=1, red_ring=1,
-                     row_pad=2)
-    assert rot.wb_row_bytes == 1792 and rot.wb_rot == 64 and rot.smem_bytes <= fam.SMEM_LIMIT
-    with pytest.raises(ValueError, match="row_pad=2"):   # 448-byte rounds are conflict-free unrotated
-        fam.Config("gemm_a8w8", tile_m=16, tile_n=16, tile_k=64, warps_k=7, w_bulk=16, min_blocks=1, row_pad=2)
 
 
 def test_bulk_ring_config():

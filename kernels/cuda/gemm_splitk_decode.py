@@ -98,6 +98,9 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     (2026-11-30): clusters of 2 / 4 CTAs along N sharing each activation row by a multicast bulk copy
     (per-slot release barriers across the cluster) - correct but 0.3-1.2 us slower with 2, and two
     waves with 4 (docs/measurements/2026-11-30-h200-tune-bulk-mcast-9.txt).
+    A ring can hold a CTA's whole K slice (no slot refilled, no barrier): at tile_m 16 that needs packed rows
+    (row_pad=0, 2-way conflicts on the fragment reads) and the reduction buffer in the idle slots after the last round
+    (red_ring=1), fp8 16 x 2048 x 7168 in 7.9 against 8.2 us for 7 rounds in 6 slots (H100, 2026-12-06).
   * wide bulk tiles (tile_n 32 / 80 with the bulk ring, warps_n = tile_n / 16 warps along N): every CTA also copies its
     tile_m activation rows, so with 16 weight rows per CTA the L2 -> SM traffic at M = 8 is 1.5x the weight bytes (2x at
     M = 16). 32 rows halve that share (fp8 8 x 36864 x 7168 74.7 -> 67.4 us, 1 x 8192 x 8192 20.7 -> 18.6 us); 80 rows make
@@ -639,18 +642,13 @@ class Config:
         # weights' pattern)
         round_bytes = self.round_k * 16 // self.ve
         # row_pad = 0 (the .np kernels): rows packed at the round's bytes even at 0 mod 128 (2-way conflicts on
-        # the fragment reads), so that a whole K = 7168 slice of 16 weight and 16 activation rows fits; row_pad = 2
-        # (the .rot kernels): packed too, but every odd row rotated by 64 bytes inside its own bytes (its last 64
-        # bytes first, by a second bulk copy), so the two rows a fragment read meets sit 64 mod 128 bytes apart
-        # as with the pad (fragment reads are per lane constant offsets: the rotation costs nothing per round)
+        # the fragment reads), so that a whole K = 7168 slice of 16 weight and 16 activation rows fits. (Tried and
+        # dropped, 2026-12-06: odd rows rotated by 64 bytes inside their packed bytes by a second bulk copy, which
+        # keeps the reads conflict-free: 9.3 against 7.9 us at 16 x 2048 x 7168 on an H100, docs/PERF.md.)
         self.row_pad = int(row_pad)
-        if self.row_pad not in (0, 1, 2) or (self.row_pad != 1 and not w_bulk):
-            raise ValueError(f"{FAMILY}: row_pad must be 0, 1 or 2, and 0 / 2 only with w_bulk")
-        if self.row_pad == 2 and (round_bytes % 128 or self.mode not in ("bf16", "fp8", "fp8blk") or self.tile_n % 2):
-            raise ValueError(f"{FAMILY}: row_pad=2 (rotated odd rows) needs rounds of a multiple of 128 bytes, "
-                             "bf16 / fp8 / blockscale and an even tile_n")
-        self.wb_row_bytes = round_bytes + (64 if round_bytes % 128 == 0 and self.row_pad == 1 else 0)
-        self.wb_rot = 64 if self.row_pad == 2 else 0
+        if self.row_pad not in (0, 1) or (not self.row_pad and not w_bulk):
+            raise ValueError(f"{FAMILY}: row_pad must be 0 or 1, and 0 only with w_bulk")
+        self.wb_row_bytes = round_bytes + (64 if round_bytes % 128 == 0 and self.row_pad else 0)
         self.wb_slot_bytes = (self.tile_n + self.tile_m) * self.wb_row_bytes
         # blockscale: the round's scales follow (cp.async, 4 bytes each): the weight-row block's
         # round_k / 128 scales, then the activation's [round_k / 128][tile_m] (the sabuf layout)
@@ -742,7 +740,7 @@ class Config:
             "w_stages": self.w_stages,
             "w_bytes_in_flight_per_cta_smem_ring": max(self.w_stages - 1 + self.w_refill, 0) * self.w_stage_bytes,
             "w_refill": self.w_refill,
-            "w_bulk": self.w_bulk, "red_ring": self.red_ring, "row_pad": self.row_pad, "wb_rot": self.wb_rot,
+            "w_bulk": self.w_bulk, "red_ring": self.red_ring, "row_pad": self.row_pad,
             "w_bytes_in_flight_per_cta_bulk": self.w_bulk * self.tile_n * self.round_k * 16 // self.ve,
             "min_blocks_per_sm": self.min_blocks,
             "mx_n": self.mx_n, "a_rounds": self.a_rounds, "mx_bf16": self.mx_bf16, "a_image": self.a_image,
@@ -846,7 +844,6 @@ def _make_kernel_class(cfg: Config):
     WS_AHEAD = WS - 1 + RF            # rounds a thread has requested beyond the one it computes
     WB = cfg.w_bulk                   # bulk-copy weight ring depth in rounds (0: off)
     WB_ROW, WB_SLOT = cfg.wb_row_bytes, cfg.wb_slot_bytes
-    WB_ROT = cfg.wb_rot               # row_pad=2: odd slot rows rotated by this many bytes (0: not rotated)
     WB_SC, WB_NKB = (cfg.tile_n + cfg.tile_m) * cfg.wb_row_bytes, cfg.wb_nkb  # blockscale scales in a slot
     WB_SA = WB_SC + cfg.wb_sa_offset
     WB_MXS = cfg.wb_mx_srow           # MX: bytes per E8M0 scale row in a slot (0: not MX bulk)
@@ -1016,14 +1013,14 @@ def _make_kernel_class(cfg: Config):
             if rl < TN:
                 row = cutlass.min(cx.n_cta + rl, cx.N - 1)
                 mbar_arrive_expect_tx(bar, nbytes)
-                self.bulk_row_copy(slot + rl * WB_ROW, cx.w + Int64(row) * (Int64(cx.K) * 16 // VE)
-                                   + Int64(k0) * 16 // VE, nbytes, bar, rl)
+                bulk_g2s(slot + rl * WB_ROW, cx.w + Int64(row) * (Int64(cx.K) * 16 // VE)
+                         + Int64(k0) * 16 // VE, nbytes, bar)
             elif rl < TN + TM:
                 m = rl - TN
                 if m < cx.m_rows:
                     mbar_arrive_expect_tx(bar, nbytes)
-                    self.bulk_row_copy(slot + (TN + m) * WB_ROW,
-                                       cx.a_tile + Int64(m * cx.lda_b) + Int64(k0) * 16 // VE, nbytes, bar, rl)
+                    bulk_g2s(slot + (TN + m) * WB_ROW,
+                             cx.a_tile + Int64(m * cx.lda_b) + Int64(k0) * 16 // VE, nbytes, bar)
                 else:
                     mbar_arrive_expect_tx(bar, 0)
             if cutlass.const_expr(WB_NKB > 0):
@@ -1051,29 +1048,6 @@ def _make_kernel_class(cfg: Config):
                     cp_async_mbar_arrive(bar)
             if cutlass.const_expr(WB_MXN > 0):
                 self.issue_mx_scales(cx, k0, slot, bar)
-
-        @cute.jit
-        def bulk_row_copy(self, dst, src, nbytes, bar, rl):
-            """w_bulk: one slot row's nbytes by bulk copy; row_pad=2: an odd row's bytes land 64 bytes on (slot_col),
-            the ones past the row's end wrap to its start by a second copy."""
-            if cutlass.const_expr(WB_ROT > 0):
-                odd = rl % 2
-                n1 = nbytes
-                if odd == 1:
-                    n1 = cutlass.min(nbytes, WB_ROW - WB_ROT)
-                bulk_g2s(dst + odd * WB_ROT, src, n1, bar)
-                if nbytes > n1:
-                    bulk_g2s(dst, src + Int64(n1), nbytes - n1, bar)
-            else:
-                bulk_g2s(dst, src, nbytes, bar)
-
-        def slot_col(self, cb, g):
-            """w_bulk: byte offset in a slot row of the row's byte cb, for the rows of lane group g (rows g + 8i:
-            their parity is g's); row_pad=2 rotates odd rows by WB_ROT bytes."""
-            if cutlass.const_expr(WB_ROT > 0):
-                off = cb + (g % 2) * WB_ROT
-                return off - WB_ROW * b2i(off >= WB_ROW)
-            return cb
 
         @cute.jit
         def issue_mx_scales(self, cx, k0, slot, bar):
@@ -1114,7 +1088,7 @@ def _make_kernel_class(cfg: Config):
                     rl = (cx.wn * G + gi) * 16 + h * 8 + cx.g
                     for u in cutlass.range_constexpr(V):
                         col = cx.wk * TK + lane_vector_col(u, cx.t, VE)
-                        v = lds_v4(slot + rl * WB_ROW + self.slot_col((col * 16) // VE, cx.g))
+                        v = lds_v4(slot + rl * WB_ROW + (col * 16) // VE)
                         vec = (gi * 2 + h) * V + u
                         if cutlass.const_expr(mode == "mxfp4"):
                             scur[vec] = lds_u8(slot + WB_SC + rl * WB_MXS + col // 32)
@@ -1140,7 +1114,7 @@ def _make_kernel_class(cfg: Config):
             """w_bulk: the B fragment of vector u, token tile mt, from the slot's raw activation rows
             (token g + 8 mt; rows past M are zeros), masked like the weights; fp8 converted to f16."""
             col = cx.wk * TK + lane_vector_col(u, cx.t, VE)
-            raw = lds_v4(slot + (TN + cx.g + 8 * mt) * WB_ROW + self.slot_col((col * 16) // VE, cx.g))
+            raw = lds_v4(slot + (TN + cx.g + 8 * mt) * WB_ROW + (col * 16) // VE)
             raw = [band(x, keeps[u]) for x in raw]
             if cutlass.const_expr(mode == "bf16"):
                 return raw
