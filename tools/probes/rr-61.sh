@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sixty-first session: fp8 M = 16 decode kernels that hold a whole K = 7168 slice in their bulk ring (red_ring: the
+# Sixty-first session (ran on the scratch branch exp/rr-61, commits 0b1d6cc..af9551f, whose kernel list had the candidates;
+# main keeps only m16n16.w7.bk4.rr.np): fp8 M = 16 decode kernels that hold a whole K = 7168 slice in their bulk ring (red_ring: the
 # reduction buffer in the slots; .np: packed rows), candidates appended to the kernel list on branch exp/rr-61. Builds
 # the extension, runs the fp8 decode GPU tests that cover every decode kernel (small shape, ring reuse at K = 12288),
 # then tools/tune.py --kernel-time over the m16n16 / m8n16 bulk kernels at the N = 2048 / 2112 rows (3 passes), per
