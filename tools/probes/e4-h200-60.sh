@@ -6,10 +6,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
-name=$(nvidia-smi --query-gpu=name --format=csv,noheader)
-case "$name" in *H200*) ;; *) echo "device: $name: not an H200, nothing run"; exit 0 ;; esac
+source tools/probes/h200_only.sh
 source tools/probes/build_ext.sh
-export PYTHONPATH=$PWD/python
 timeout ${FLYGEMM_AB_T:-300} python3 tools/ab.py --pairs tools/probes/e4-h200-60.pairs --rounds 3 > "$OUT/e4-h200-ab.txt" 2>&1
 echo "ab rc $? at $((SECONDS - start)) s"
 K=gemm_splitk_decode.mxfp4.fp4_e2m1_x2.bf16

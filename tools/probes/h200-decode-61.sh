@@ -5,10 +5,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
-name=$(nvidia-smi --query-gpu=name --format=csv,noheader)
-case "$name" in *H200*) ;; *) echo "device: $name: not an H200, nothing run"; exit 0 ;; esac
+source tools/probes/h200_only.sh
 source tools/probes/build_ext.sh
-export PYTHONPATH=$PWD/python
 timeout 200 python3 -m flygemm bench --no-check --kernel-time \
   --ops gemm_a16w16,gemm_a8w8,gemm_a8w8_blockscale,gemm_mxfp8,gemm_mxfp4 \
   --shapes 1x2048x7168,16x2048x7168,12x2048x7168,16x2112x7168,1x16384x7168,16x16384x7168 > "$OUT/decode.log" 2>&1

@@ -10,12 +10,8 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
 source tools/probes/build_ext.sh
-export PYTHONPATH=$PWD/python
-timeout 200 python3 -m pytest -q -x -p no:cacheprovider tests/test_gpu_cuda_decode.py \
-  -k "gemm_a8w8 and not blockscale and (every_decode_kernel_small_shape or bulk_kernels_reuse or matches_oracle)" \
-  > "$OUT/rr-tests.log" 2>&1
-echo "tests rc $? at $((SECONDS - start)) s: $(tail -n 1 "$OUT/rr-tests.log")"
-grep -E "^(FAILED|ERROR)|Error|assert" "$OUT/rr-tests.log" | head -12
+DT_K="gemm_a8w8 and not blockscale and (every_decode_kernel_small_shape or bulk_kernels_reuse or matches_oracle)" \
+  DT_LOG=rr-tests.log source tools/probes/decode_tests.sh
 for v in per_tensor per_token; do
   timeout 150 python3 tools/tune.py --op gemm_a8w8 --variant $v --kernel-time --passes 3 \
     --shapes 16x2048x7168,12x2048x7168,16x2112x7168,1x2048x7168 \

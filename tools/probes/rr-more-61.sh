@@ -6,7 +6,6 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
 source tools/probes/build_ext.sh
-export PYTHONPATH=$PWD/python
 timeout 150 python3 tools/ab.py --pairs tools/probes/${FLYGEMM_RR_PAIRS:-rr-more-61}.pairs --rounds 5 > "$OUT/rr-more-ab.txt" 2>&1
 echo "ab rc $? at $((SECONDS - start)) s"
 cut -c1-220 "$OUT/rr-more-ab.txt"

@@ -8,7 +8,6 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
 source tools/probes/build_ext.sh
-export PYTHONPATH=$PWD/python
 timeout ${FLYGEMM_V_TEST_T:-240} python3 -m pytest -q -p no:cacheprovider tests/test_gpu_cuda_decode.py > "$OUT/decode-tests.log" 2>&1
 echo "decode tests rc $? at $((SECONDS - start)) s: $(tail -n 1 "$OUT/decode-tests.log")"
 grep -E "^(FAILED|ERROR)" "$OUT/decode-tests.log" | head -12
