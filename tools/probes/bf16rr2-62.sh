@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Sixty-second session, second call (scratch branch exp/bf16rr-62): the first call's kernel-time winner for bf16 M = 16
+# (m16n16.w8.bk3.rr.np: the table kernel's geometry with packed rows and the reduction buffer in the slots) by event
+# time (tools/probes/bf16rr2-62.pairs, 7 rounds), and kernel time at the rows the .sw tile holds (split 8 included).
+# Then on an H200 the issue-5 decode table. Logs into $OUT; stdout outside $OUT.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+start=$SECONDS
+source tools/probes/build_ext.sh
+timeout 200 python3 tools/ab.py --pairs tools/probes/bf16rr2-62.pairs --rounds 7 > "$OUT/bf16rr2-ab.txt" 2>&1
+echo "ab rc $? at $((SECONDS - start)) s"
+timeout 150 python3 tools/tune.py --op gemm_a16w16 --kernel-time --passes 3 --split-k 1,8 \
+  --shapes 16x2048x8192,16x1536x8960,16x1024x4096 \
+  --match ".rr.np,m16n16.w8.bk3,t128x32x64.sk8.sw" > "$OUT/bf16rr2-tune.txt" 2>&1
+echo "tune rc $? at $((SECONDS - start)) s"
+cut -c1-150 "$OUT/bf16rr2-ab.txt"
+grep -E "^\s+[0-9]+ " "$OUT/bf16rr2-tune.txt" | cut -c1-150
+echo "probe took $((SECONDS - start)) s"
+case "$name" in *H200*)
+  timeout $((590 - SECONDS + start)) python3 -m flygemm bench --no-check --kernel-time \
+    --ops gemm_a16w16,gemm_a8w8,gemm_a8w8_blockscale,gemm_mxfp8,gemm_mxfp4 \
+    --shapes 1x2048x7168,16x2048x7168,1x16384x7168,16x16384x7168 > "$OUT/decode.log" 2>&1
+  echo "bench rc $? at $((SECONDS - start)) s"
+  sed -n '/^kernel time/,/^$/p' "$OUT/decode.log" | cut -c1-150 ;;
+esac
