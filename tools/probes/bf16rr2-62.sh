@@ -26,10 +26,4 @@ cut -c1-150 "$OUT/bf16rr2-ab.txt"
 for f in bf16rr2-tune np-tune-gemm_a16w16 np-tune-gemm_a8w8 np-tune-gemm_a8w8_blockscale; do
   grep -E "^\s+[0-9]+ " "$OUT/$f.txt" | cut -c1-150; done
 echo "probe took $((SECONDS - start)) s"
-case "$name" in *H200*)
-  timeout $((590 - SECONDS + start)) python3 -m flygemm bench --no-check --kernel-time \
-    --ops gemm_a16w16,gemm_a8w8,gemm_a8w8_blockscale,gemm_mxfp8,gemm_mxfp4 \
-    --shapes 1x2048x7168,16x2048x7168,1x16384x7168,16x16384x7168 > "$OUT/decode.log" 2>&1
-  echo "bench rc $? at $((SECONDS - start)) s"
-  sed -n '/^kernel time/,/^$/p' "$OUT/decode.log" | cut -c1-150 ;;
-esac
+source tools/probes/h200_decode_table.sh

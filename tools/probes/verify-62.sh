@@ -21,20 +21,11 @@ for tool in memcheck racecheck; do
 done
 timeout 150 python3 tools/ab.py --pairs tools/probes/verify-62.pairs --rounds 5 > "$OUT/verify-ab.txt" 2>&1
 echo "ab rc $? at $((SECONDS - start)) s"
-kt() {  # op, variant, shapes, match
-  timeout 60 python3 tools/tune.py --op $1 --variant $2 --kernel-time --passes 3 --shapes $3 --match "$4" \
-    > "$OUT/kt-$1.txt" 2>&1; echo "kernel time $1 rc $? at $((SECONDS - start)) s"
-}
-kt gemm_a16w16 - 16x2112x7168 m16n16.w8.bk3
-kt gemm_a8w8 per_tensor 8x2112x7168 m8n16.w7.bk4
-kt gemm_a8w8_blockscale - 16x2112x7168 m16n16.w7.bk3
+source tools/probes/kernel_time.sh
+kt gemm_a16w16 - 16x2112x7168 m16n16.w8.bk3 kt-gemm_a16w16
+kt gemm_a8w8 per_tensor 8x2112x7168 m8n16.w7.bk4 kt-gemm_a8w8
+kt gemm_a8w8_blockscale - 16x2112x7168 m16n16.w7.bk3 kt-gemm_a8w8_blockscale
 cut -c1-150 "$OUT/verify-ab.txt"
 for f in kt-gemm_a16w16 kt-gemm_a8w8 kt-gemm_a8w8_blockscale; do grep -E "^\s+[0-9]+ " "$OUT/$f.txt" | cut -c1-150; done
 echo "verify took $((SECONDS - start)) s"
-case "$name" in *H200*)
-  timeout $((590 - SECONDS + start)) python3 -m flygemm bench --no-check --kernel-time \
-    --ops gemm_a16w16,gemm_a8w8,gemm_a8w8_blockscale,gemm_mxfp8,gemm_mxfp4 \
-    --shapes 1x2048x7168,16x2048x7168,1x16384x7168,16x16384x7168 > "$OUT/decode.log" 2>&1
-  echo "bench rc $? at $((SECONDS - start)) s"
-  sed -n '/^kernel time/,/^$/p' "$OUT/decode.log" | cut -c1-150 ;;
-esac
+source tools/probes/h200_decode_table.sh
