@@ -725,3 +725,26 @@ def test_e4m3_bit_move_to_bf16_is_exact_and_nan_codes_are_flagged():
             got = bf16_bits_to_f(h) * 2.0 ** 120
             want = 480.0 * (-1 if b & 0x80 else 1) if is_nan else float(E4M3_TABLE[b])
             assert got == want, (hex(b), got, want)
+
+
+def test_listed_ring_kernels_name_their_packed_rows_and_reduction_buffer():
+    """The kernel list's .np / .rr tags say row_pad=0 / red_ring=1 (and nothing else does), and a packed kernel's slot
+    rows all start on 128-byte boundaries, the layout its rows were measured with (sixty-second session)."""
+    import csv
+    from source_modules import ROOT
+    rows = [r for r in csv.DictReader(line for line in open(ROOT / "kernels/configs/sm_90a.kernels.csv")
+                                      if not line.startswith("#")) if r["family"] == "gemm_splitk_decode"]
+    packed = 0
+    for r in rows:
+        params = dict(kv.split("=") for kv in r["params"].split(";") if kv)
+        spec = {"op": r["op"], "in_dtype": r["in_dtype"], "out_dtype": r["out_dtype"], "tile_m": int(r["tile_m"]),
+                "tile_n": int(r["tile_n"]), "tile_k": int(r["tile_k"]),
+                "params": {k: (v if k == "mma" else int(v)) for k, v in params.items()}}
+        cfg = fam.Config.from_spec(spec)
+        tags = r["name"].split(".")
+        assert ("np" in tags) == (cfg.row_pad == 0), r["name"]
+        assert ("rr" in tags) == (cfg.red_ring == 1), r["name"]
+        if cfg.row_pad == 0:
+            packed += 1
+            assert cfg.wb_row_bytes % 128 == 0 and cfg.wb_slot_bytes % 128 == 0, r["name"]
+    assert packed >= 5

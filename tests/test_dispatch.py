@@ -1746,3 +1746,25 @@ def test_decode_config_dtypes():
         fam.Config("gemm_a8w8", in_dtype="fp16", tile_m=8, tile_n=32)
     with pytest.raises(ValueError, match="out_dtype"):
         fam.Config("gemm_a16w16", out_dtype="fp8_e4m3fn", tile_m=8, tile_n=32)
+
+
+@pytest.mark.parametrize("op, in_dtype, M, N, K, kernel, split_k", [
+    # sixty-second session (H100 kernel / event time): packed-row (.np) twins of the bulk-ring picks where a slot holds
+    # 8 or more activation rows; M rounds up to its bucket (12 -> 16, 7 -> 8, 3 -> 4)
+    ("gemm_a16w16", "bf16", 12, 2048, 7168, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),
+    ("gemm_a16w16", "bf16", 16, 2112, 7168, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),
+    ("gemm_a16w16", "fp16", 16, 2048, 7168, DEC + "a16w16.fp16.fp16.m16n16.w8.bk3.np.sm90a", 1),   # dtype twin
+    ("gemm_a16w16", "bf16", 16, 2048, 8192, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),   # was the .sw tile
+    ("gemm_a16w16", "bf16", 16, 1024, 4096, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.sm90a", 1),
+    ("gemm_a8w8", "fp8_e4m3fn", 7, 2048, 7168, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w7.bk4.np.sm90a", 1),
+    ("gemm_a8w8", "fp8_e4m3fn", 3, 1536, 8960, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w7.bk4.np.sm90a", 1),
+    ("gemm_a8w8", "fp8_e4m3fn", 1, 1536, 8960, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w7.bk4.sm90a", 1),   # was the .sw tile
+    ("gemm_a8w8", "fp8_e4m3fn", 1, 2048, 7168, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w7.bk4.sm90a", 1),   # M = 1: a tie
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 16, 2112, 7168,
+     DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m16n16.w7.bk3.np.sm90a", 1),
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 8, 1536, 8960, DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m8n16.w7.bk4.np.sm90a", 1),
+])
+def test_sm90a_decode_rows_of_the_sixty_second_session(op, in_dtype, M, N, K, kernel, split_k):
+    kernels, rows = sm90a_tables(op)
+    assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype) == (
+        kernel, split_k, "table")

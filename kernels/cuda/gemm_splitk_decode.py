@@ -665,6 +665,8 @@ class Config:
         mx_words = self.round_k // 128
         self.wb_mx_srow = 4 * (mx_words + 1 - mx_words % 2) if self.mode in ("mxfp8", "mxfp4") else 0
         self.wb_slot_bytes += -(-(self.tile_n + self.tile_m) * self.wb_mx_srow // 16) * 16
+        if not self.row_pad:  # packed rows: every slot, so every row of every slot, starts on a 128-byte boundary
+            self.wb_slot_bytes = -(-self.wb_slot_bytes // 128) * 128
         if self.w_bulk and self.threads < self.tile_n + self.tile_m:
             # one thread issues each slot row's copy (bulk_issue_row)
             raise ValueError(f"{FAMILY}: w_bulk needs at least tile_n + tile_m threads (one per slot row)")
