@@ -101,10 +101,11 @@ Design (decode: the weights are the only large operand, so the kernel is a weigh
     A ring can hold a CTA's whole K slice (no slot refilled, no barrier): at tile_m 16 that needs packed rows
     (row_pad=0, 2-way conflicts on the fragment reads) and the reduction buffer in the idle slots after the last round
     (red_ring=1), fp8 16 x 2048 x 7168 in 7.9 against 8.2 us for 7 rounds in 6 slots (H100, 2026-12-06).
-    Packed rows also pay without the whole slice wherever a slot holds 8 or more activation rows (every row's bulk copy
-    then starts on a 128-byte boundary; that this is the cause is a guess, not measured), despite the 2-way conflicts
-    (H100, kernel time: bf16 m16n16.w8.bk3 16 x 2048 x 7168 12.5 against 12.8 us, fp8 m8n16.w7.bk4 at M = 8 7.4
-    against 7.9; at M = 1 they tie).
+    Packed rows also pay without the whole slice wherever a slot holds 8 or more activation rows, despite the 2-way
+    conflicts: every row's bulk copy then starts on a 128-byte boundary (H100, kernel time: bf16 m16n16.w8.bk3
+    16 x 2048 x 7168 12.5 against 12.8 us, fp8 m8n16.w7.bk4 at M = 8 7.4 against 7.9; at M = 1 they tie). The
+    alignment is what pays: blockscale m16n16.w7.bk3.np ran 8.8 against 9.0 us while its 58304-byte slots left every
+    other slot's rows at 64 mod 128, and 8.2 once packed slots were rounded up to 128 bytes (2026-12-06).
   * wide bulk tiles (tile_n 32 / 80 with the bulk ring, warps_n = tile_n / 16 warps along N): every CTA also copies its
     tile_m activation rows, so with 16 weight rows per CTA the L2 -> SM traffic at M = 8 is 1.5x the weight bytes (2x at
     M = 16). 32 rows halve that share (fp8 8 x 36864 x 7168 74.7 -> 67.4 us, 1 x 8192 x 8192 20.7 -> 18.6 us); 80 rows make
