@@ -530,7 +530,8 @@ def test_unknown_kernel_params_are_refused():
 
 def test_bulk_ring_holding_a_whole_k_slice():
     """red_ring: the reduction buffer lives in the ring's slots (not next to them), so 16 weight + 16 activation rows
-    of a whole K = 7168 fp8 slice fit; row_pad=0 packs rows at 0 mod 128 bytes. Both only with a bulk ring."""
+    of a whole K = 7168 fp8 slice fit; row_pad=0 starts every row on a 128-byte boundary (packed when the round's
+    bytes are a multiple of 128). Both only with a bulk ring."""
     rr = fam.Config("gemm_a8w8", tile_m=16, tile_n=16, tile_k=64, warps_k=7, w_bulk=16, min_blocks=1, red_ring=1)
     assert rr.wb_row_bytes == 448 and 16 * rr.round_k == 7168
     plain = fam.Config("gemm_a8w8", tile_m=16, tile_n=16, tile_k=64, warps_k=7, w_bulk=4, min_blocks=1)
@@ -539,6 +540,9 @@ def test_bulk_ring_holding_a_whole_k_slice():
     np_ = fam.Config("gemm_a8w8", tile_m=16, tile_n=16, tile_k=128, warps_k=8, w_bulk=7, min_blocks=1, red_ring=1,
                      row_pad=0)
     assert np_.wb_row_bytes == 1024 and np_.smem_bytes <= fam.SMEM_LIMIT
+    # packed means aligned: a round of 448 bytes (3.5 x 128) gets 512-byte rows, so every row starts on 128 bytes
+    odd = fam.Config("gemm_a8w8", tile_m=16, tile_n=16, tile_k=64, warps_k=7, w_bulk=4, min_blocks=1, row_pad=0)
+    assert odd.wb_row_bytes == 512 and odd.wb_slot_bytes == 32 * 512
     with pytest.raises(ValueError, match="shared memory"):   # padded rows: the whole slice does not fit
         fam.Config("gemm_a8w8", tile_m=16, tile_n=16, tile_k=128, warps_k=8, w_bulk=7, min_blocks=1, red_ring=1)
     with pytest.raises(ValueError, match="red_ring"):

@@ -646,14 +646,19 @@ class Config:
         # (the raw activation rows follow the weight rows, same stride: their fragment reads are the
         # weights' pattern)
         round_bytes = self.round_k * 16 // self.ve
-        # row_pad = 0 (the .np kernels): rows packed at the round's bytes even at 0 mod 128 (2-way conflicts on
-        # the fragment reads), so that a whole K = 7168 slice of 16 weight and 16 activation rows fits. (Tried and
-        # dropped, 2026-12-06: odd rows rotated by 64 bytes inside their packed bytes by a second bulk copy, which
-        # keeps the reads conflict-free: 9.3 against 7.9 us at 16 x 2048 x 7168 on an H100, docs/PERF.md.)
+        # row_pad = 0 (the .np kernels): every row starts on a 128-byte boundary: rows packed at the round's bytes
+        # when those are a multiple of 128 (2-way conflicts on the fragment reads), else rounded up to one. Aligned
+        # bulk copies ran faster wherever a slot holds 8 or more activation rows, and packing lets a whole K = 7168
+        # slice of 16 weight and 16 activation rows fit. (Tried and dropped, 2026-12-06: odd rows rotated by 64
+        # bytes inside their packed bytes by a second bulk copy, which keeps the reads conflict-free: 9.3 against
+        # 7.9 us at 16 x 2048 x 7168 on an H100, docs/PERF.md.)
         self.row_pad = int(row_pad)
         if self.row_pad not in (0, 1) or (not self.row_pad and not w_bulk):
             raise ValueError(f"{FAMILY}: row_pad must be 0 or 1, and 0 only with w_bulk")
-        self.wb_row_bytes = round_bytes + (64 if round_bytes % 128 == 0 and self.row_pad else 0)
+        if self.row_pad:
+            self.wb_row_bytes = round_bytes + (64 if round_bytes % 128 == 0 else 0)
+        else:
+            self.wb_row_bytes = -(-round_bytes // 128) * 128
         self.wb_slot_bytes = (self.tile_n + self.tile_m) * self.wb_row_bytes
         # blockscale: the round's scales follow (cp.async, 4 bytes each): the weight-row block's
         # round_k / 128 scales, then the activation's [round_k / 128][tile_m] (the sabuf layout)
