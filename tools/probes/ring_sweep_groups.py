@@ -15,9 +15,9 @@ RING = {  # (op, M <= 8 or 16): the bulk-ring kernels worth timing there
     ("gemm_a16w16", 8): "m8n16.w7k256.bk2,m8n32.w4.bk2",
     ("gemm_a16w16", 16): "m16n16.w8.bk3,m16n32.w4.bk2",
     ("gemm_a8w8", 8): "m8n16.w7.bk4,m8n32.w4.bk2,m8n16.w6.bk1",
-    ("gemm_a8w8", 16): "m16n16.w7.bk4.rr.np",
+    ("gemm_a8w8", 16): "m16n16.w7.bk4.rr.np,m8n16.w7.bk4.np",  # two 8-row CTAs along M: small N x K
     ("gemm_a8w8_blockscale", 8): "m8n16.w7.bk4,m8n32.w4.bk2",
-    ("gemm_a8w8_blockscale", 16): "m16n16.w7.bk3.np",
+    ("gemm_a8w8_blockscale", 16): "m16n16.w7.bk3.np,m8n16.w7.bk4.np",
 }
 IS_RING = re.compile(r"\.bk\d")
 
