@@ -766,7 +766,7 @@ DEC = "gemm_splitk_decode."
      "default"),
     ("gemm_mxfp8", "fp8_e4m3fn", 4, 11520, 4096, DEC + "mxfp8.fp8_e4m3fn.bf16.m8n64.w1.b4.wg.sm90a", 2, "default"),
     # rows of the twenty-fifth session's M <= 8 runs
-    ("gemm_a8w8", "fp8_e4m3fn", 8, 49152, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1, "table"),
+    ("gemm_a8w8", "fp8_e4m3fn", 8, 49152, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n32.w4.bk2.np.sm90a", 1, "table"),  # 63rd
     ("gemm_a8w8", "fp8_e4m3fn", 3, 40960, 7168, DEC + "a8w8.fp8_e4m3fn.bf16.m8n32.w4.bk2.sm90a", 1, "table"),
     # (48 weight-row tiles: split 1 since the twenty-third session, 6.3 against 7.2 us at split 2 on the H200)
     ("gemm_a8w8", "fp8_e4m3fn", 9, 3072, 3072, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1, "default"),
@@ -812,7 +812,7 @@ DEC = "gemm_splitk_decode."
     ("gemm_a8w8", "fp8_e4m3fn", 64, 11008, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t64x128x128.sm90a", 1, "default"),
     # bf16 M <= 4 on the long-K layers: the register kernel and the .sw tiles again (the bulk-ring default lost there)
     ("gemm_a16w16", "bf16", 1, 8192, 28672, DEC + "a16w16.bf16.bf16.m8n32.sm90a", 1, "table"),
-    ("gemm_a16w16", "bf16", 3, 7168, 16384, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 2, "table"),
+    ("gemm_a16w16", "bf16", 3, 7168, 16384, DEC + "a16w16.bf16.bf16.m8n16.w7k256.bk2.sm90a", 1, "table"),  # 63rd
     ("gemm_a16w16", "bf16", 2, 7168, 8192, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 1, "default"),
     # rows measured on the mid layers against the new tiles
     ("gemm_a16w16", "bf16", 16, 5120, 5120, "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", 1, "table"),
@@ -1095,8 +1095,8 @@ def test_sm90a_rows_of_the_twenty_third_session(op, in_dtype, M, N, K, kernel, s
     ("gemm_a16w16", "bf16", 32, 2048, 7168, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 4),
     ("gemm_a16w16", "bf16", 64, 2112, 7168, "gemm_a16w16.bf16.bf16.t128x64x64.sk8.sw.sm90a", 4),
     # one-warpgroup decode CTAs (twentieth session)
-    ("gemm_a8w8", "fp8_e4m3fn", 1, 57344, 8192, "gemm_splitk_decode.a8w8.fp8_e4m3fn.bf16.m8n64.w1.b4.wg.sm90a", 1),
-    ("gemm_a8w8", "fp8_e4m3fn", 16, 24576, 1536, "gemm_splitk_decode.a8w8.fp8_e4m3fn.bf16.m16n64.w1.b4.wg.sm90a", 1),
+    ("gemm_a8w8", "fp8_e4m3fn", 1, 57344, 8192, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w7.bk4.sm90a", 1),  # 63rd session
+    ("gemm_a8w8", "fp8_e4m3fn", 16, 24576, 1536, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1),  # 63rd
     # (m16n64.w1.b3.wg at split 2 until the twenty-sixth session: 74.3 against 68.5 us for the .sw tile kernel)
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 16, 36864, 7168,
      "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1),
@@ -1111,7 +1111,7 @@ def test_sm90a_rows_of_the_twenty_third_session(op, in_dtype, M, N, K, kernel, s
     # swapped-operand tile kernels down to M = 5 (twenty-first session)
     ("gemm_a8w8", "fp8_e4m3fn", 12, 10240, 8192, "gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1),
     ("gemm_a8w8", "fp8_e4m3fn", 6, 7168, 18432, "gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1),
-    ("gemm_a16w16", "bf16", 8, 8192, 28672, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 1),
+    ("gemm_a16w16", "bf16", 8, 8192, 28672, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.np.sm90a", 1),  # 63rd session
     ("gemm_a16w16", "bf16", 64, 2048, 7168, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 4),
     # blockscale with 32 weight rows per CTA (measured in the twenty-first session, built in the twenty-second)
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 8, 36864, 7168,
@@ -1768,6 +1768,34 @@ def test_decode_config_dtypes():
     ("gemm_a8w8", "fp8_e4m3fn", 2, 2112, 7168, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w7.bk4.np.sm90a", 1),
 ])
 def test_sm90a_decode_rows_of_the_sixty_second_session(op, in_dtype, M, N, K, kernel, split_k):
+    kernels, rows = sm90a_tables(op)
+    out_dtype = "fp16" if in_dtype == "fp16" else "bf16"
+    assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype,
+                  out_dtype=out_dtype) == (kernel, split_k, "table")
+
+
+@pytest.mark.parametrize("op, in_dtype, M, N, K, kernel, split_k", [
+    # sixty-third session (ring sweep, H100 kernel time, each row confirmed by event time): rows whose pick was a .sw
+    # tile or an older decode kernel, now on the bulk-ring kernels; M rounds up to its bucket
+    ("gemm_a16w16", "bf16", 16, 2048, 2048, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),   # was t64x32 .sw
+    ("gemm_a16w16", "bf16", 3, 2048, 2048, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 1),   # was t128x32 .sw, split 8
+    ("gemm_a16w16", "fp16", 8, 8192, 8192, DEC + "a16w16.fp16.fp16.m8n32.w4.bk2.np.sm90a", 1),   # dtype twin
+    ("gemm_a16w16", "bf16", 13, 4096, 4096, DEC + "a16w16.bf16.bf16.m16n32.w4.bk2.sm90a", 1),
+    ("gemm_a16w16", "bf16", 16, 8192, 8192, "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", 1),
+    ("gemm_a8w8", "fp8_e4m3fn", 1, 2048, 8192, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w7.bk4.np.sm90a", 1),
+    ("gemm_a8w8", "fp8_e4m3fn", 6, 2048, 8192, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w7.bk4.np.sm90a", 1),   # was m8n64.wg
+    ("gemm_a8w8", "fp8_e4m3fn", 8, 3584, 18944, DEC + "a8w8.fp8_e4m3fn.bf16.m8n32.w4.bk2.np.sm90a", 1),
+    ("gemm_a8w8", "fp8_e4m3fn", 8, 7680, 2560, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.np.sm90a", 1),
+    ("gemm_a8w8", "fp8_e4m3fn", 16, 8192, 8192, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1),
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 1, 2048, 2048, DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m8n32.w4.bk2.sm90a", 1),
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 4, 8192, 8192,
+     DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m8n32.w4.bk2.np.sm90a", 1),
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 16, 2048, 8192,
+     DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m16n16.w7.bk3.np.sm90a", 1),   # was t128x32 .sw, split 8
+    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 16, 2560, 10240, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a",
+     1),   # was t128x32 .sw at split 6: 20.0 -> 14.0 us
+])
+def test_sm90a_decode_rows_of_the_sixty_third_session(op, in_dtype, M, N, K, kernel, split_k):
     kernels, rows = sm90a_tables(op)
     out_dtype = "fp16" if in_dtype == "fp16" else "bf16"
     assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype,
