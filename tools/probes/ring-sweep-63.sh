@@ -20,4 +20,6 @@ python3 tools/tune_vs_table.py --gain 1.025 "$OUT"/sweep-*.log --tuned "$OUT/tun
   > "$OUT/vs-table.txt" 2>&1
 echo "vs table rc $? at $((SECONDS - start)) s: $(grep -c MERGE "$OUT/vs-table.txt") rows to merge"
 grep MERGE "$OUT/vs-table.txt" | sed 's/gemm_splitk_decode\.//g; s/fp8_e4m3fn\.bf16\.//g; s/bf16\.bf16\.//g' | cut -c1-190
+# the device tool returns a handful of files from $OUT: the 15 group logs travel as one archive
+tar czf "$OUT/sweep-logs.tgz" -C "$OUT" $(cd "$OUT" && ls sweep-*.log) && rm -f "$OUT"/sweep-*.log
 echo "sweep took $((SECONDS - start)) s"
