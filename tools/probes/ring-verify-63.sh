@@ -7,9 +7,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
 source tools/probes/build_ext.sh
-timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_gpu_cuda_decode.py > "$OUT/decode-tests.log" 2>&1
-echo "decode tests rc $? at $((SECONDS - start)) s: $(tail -n 1 "$OUT/decode-tests.log")"
-grep -E "^(FAILED|ERROR)" "$OUT/decode-tests.log" | head -12
+DT_K="" DT_LOG=decode-tests.log DT_T=240 source tools/probes/decode_tests.sh
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
 for tool in memcheck racecheck; do
   timeout 100 "$SAN" --tool $tool python3 tools/sanitize_sweep.py --each-kernel --match w4.bk2.np,w6.bk1.np \
