@@ -8,7 +8,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
 source tools/probes/build_ext.sh
-python3 tools/probes/ring_sweep_groups.py > "$OUT/groups.txt"
+python3 tools/probes/ring_sweep_groups.py ${RS_OPS:-} > "$OUT/groups.txt"  # RS_OPS: e.g. gemm_mxfp8,gemm_mxfp4
 i=0
 while read -r op variant shapes match splits; do
   i=$((i + 1))

@@ -10,7 +10,8 @@ import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-VARIANT = {"gemm_a16w16": "-", "gemm_a8w8": "per_tensor", "gemm_a8w8_blockscale": "-"}
+VARIANT = {"gemm_a16w16": "-", "gemm_a8w8": "per_tensor", "gemm_a8w8_blockscale": "-", "gemm_mxfp8": "-", "gemm_mxfp4": "-"}
+DEFAULT_OPS = ("gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale")  # the sixty-third session's sweep
 RING = {  # (op, M <= 8 or 16): the bulk-ring kernels worth timing there
     ("gemm_a16w16", 8): "m8n16.w7k256.bk2,m8n32.w4.bk2",
     ("gemm_a16w16", 16): "m16n16.w8.bk3,m16n32.w4.bk2",
@@ -18,15 +19,19 @@ RING = {  # (op, M <= 8 or 16): the bulk-ring kernels worth timing there
     ("gemm_a8w8", 16): "m16n16.w7.bk4.rr.np,m8n16.w7.bk4.np",  # two 8-row CTAs along M: small N x K
     ("gemm_a8w8_blockscale", 8): "m8n16.w7.bk4,m8n32.w4.bk2",
     ("gemm_a8w8_blockscale", 16): "m16n16.w7.bk3.np,m8n16.w7.bk4.np",
+    ("gemm_mxfp8", 8): "m8n16.w8k128.bk6",
+    ("gemm_mxfp8", 16): "m16n16.w7.bk3,m8n16.w8k128.bk6",
+    ("gemm_mxfp4", 8): "m8n16.w7.bk4",
+    ("gemm_mxfp4", 16): "m8n16.w7.bk4",
 }
 IS_RING = re.compile(r"\.bk\d")
 
 
-def groups(table: pathlib.Path):
+def groups(table: pathlib.Path, ops=DEFAULT_OPS):
     out = {}
     for r in csv.reader(line for line in open(table) if line.startswith("sm_90a,")):
         op, m_max, n, k, kernel, split = r[1], int(r[4]), int(r[5]), int(r[6]), r[7], int(r[8])
-        if op not in VARIANT or r[2] == "fp16" or not 0 < m_max <= 16 or n == 0 or IS_RING.search(kernel):
+        if op not in ops or r[2] == "fp16" or not 0 < m_max <= 16 or n == 0 or IS_RING.search(kernel):
             continue
         g = out.setdefault((op, m_max), {"shapes": [], "picks": set(), "splits": {1}})
         g["shapes"].append(f"{m_max}x{n}x{k}")
@@ -38,6 +43,8 @@ def groups(table: pathlib.Path):
 
 
 if __name__ == "__main__":
-    for line in groups(ROOT / "kernels" / "configs" / "sm_90a.csv"):
+    # optional argument: comma-separated ops (default: bf16, fp8 per-tensor, blockscale)
+    ops = tuple(sys.argv[1].split(",")) if len(sys.argv) > 1 else DEFAULT_OPS
+    for line in groups(ROOT / "kernels" / "configs" / "sm_90a.csv", ops):
         print(" ".join(line))
     sys.exit(0)
