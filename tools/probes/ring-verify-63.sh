@@ -2,7 +2,8 @@
 # Sixty-third session: the 90 dispatch rows the ring sweep moved (tools/probes/ring-sweep-63.sh, H100 kernel time,
 # >= 2.5%). Builds the extension, runs every decode GPU test, memcheck / racecheck over the aligned-row kernels that
 # rows now name for the first time (pinned at split_k 1 and 3, ragged N, a K that refills the ring), then
-# tools/ab.py, old pick against the new table on every moved row (event time, 3 rounds). Logs into $OUT.
+# tools/ab.py, old pick against the new table on every moved row (event time, 3 rounds); on an H200 then the issue-5
+# decode table. Logs into $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
@@ -19,3 +20,4 @@ done
 timeout $((580 - SECONDS + start)) python3 tools/ab.py --pairs tools/probes/ring-verify-63.pairs --rounds 3 > "$OUT/ab.txt" 2>&1
 echo "ab rc $? at $((SECONDS - start)) s"
 cut -c1-160 "$OUT/ab.txt" | tail -100
+source tools/probes/h200_decode_table.sh  # on an H200 only: the issue-5 decode table in the time left
