@@ -6,5 +6,5 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 case "$(nvidia-smi --query-gpu=name --format=csv,noheader)" in
   *H200*) bash tools/probes/ring-verify-63.sh ;;
-  *) RS_OPS=gemm_mxfp8,gemm_mxfp4 RS_T=${RS_T:-70} bash tools/probes/ring-sweep-63.sh ;;
+  *) RS_OPS=gemm_mxfp8,gemm_mxfp4 RS_T=${RS_T:-52} bash tools/probes/ring-sweep-63.sh ;;
 esac
