@@ -13,7 +13,7 @@ timeout 200 python3 -m flygemm bench --no-check --kernel-time \
 echo "decode table rc $? at $((SECONDS - start)) s"
 sed -n '/^kernel time/,/^$/p' "$OUT/decode.log" | cut -c1-150
 cat tools/probes/ring-verify-64.pairs tools/probes/ring-verify-63.pairs > /tmp/pairs-64
-timeout $((560 - SECONDS + start)) python3 tools/ab.py --pairs /tmp/pairs-64 --rounds 2 > "$OUT/ab.txt" 2>&1
+timeout $((${H64_END:-560} - SECONDS + start)) python3 tools/ab.py --pairs /tmp/pairs-64 --rounds 2 > "$OUT/ab.txt" 2>&1
 echo "ab rc $? at $((SECONDS - start)) s"
 # the rows whose new pick lost or tied on the H200 (B / A >= 0.99), slowest last
 awk '{for (i = 1; i < NF; i++) if ($i == "median") print $1, $2, $3, $4, $5, $6, $(i + 1)}' "$OUT/ab.txt" \
