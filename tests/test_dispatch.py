@@ -924,7 +924,7 @@ def test_sm90a_fp8_swapped_128_row_tile_of_the_twenty_eighth_session(M, N, K, ke
     # MXFP4 decode on the refilled rings
     ("gemm_mxfp4", 1, 36864, 7168, "gemm_splitk_decode.mxfp4.fp4_e2m1_x2.bf16.m2n64.s2.p14.rf.wgn.sm90a", 1),
     ("gemm_mxfp4", 1, 8192, 28672, "gemm_splitk_decode.mxfp4.fp4_e2m1_x2.bf16.m2n64.s3.p7.rf.wgn.sm90a", 2),
-    ("gemm_mxfp4", 3, 10240, 8192, "gemm_splitk_decode.mxfp4.fp4_e2m1_x2.bf16.m4n64.s4.p3.rf.wgn.sm90a", 1),   # split 1 since the sixty-fourth session
+    ("gemm_mxfp4", 3, 10240, 8192, "gemm_splitk_decode.mxfp4.fp4_e2m1_x2.bf16.m4n64.s4.p3.rf.wgn.sm90a", 2),
 ])
 def test_sm90a_rows_of_the_twenty_eighth_and_twenty_ninth_sessions(op, M, N, K, kernel, split_k):
     assert sm90a_lookup(op, M, N, K) == (kernel, split_k, "table")
@@ -1077,7 +1077,7 @@ def test_default_list_without_a_one_wave_row_takes_the_cheapest_waves(op, M, N, 
     ("gemm_a8w8", "fp8_e4m3fn", 8, 4096, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n32.w4.bk2.sm90a", 1),
     # split rows that won once the reduce became a PDL dependent
     ("gemm_mxfp4", "fp4_e2m1_x2", 16, 2048, 7168, DEC + "mxfp4.fp4_e2m1_x2.bf16.m16n64k128.s4.p8.wgb.sm90a", 4),
-    ("gemm_mxfp8", "fp8_e4m3fn", 16, 2112, 7168, DEC + "mxfp8.fp8_e4m3fn.bf16.m16n64.wg.sm90a", 6),   # split 6 since the sixty-fourth session
+    ("gemm_mxfp8", "fp8_e4m3fn", 16, 2112, 7168, DEC + "mxfp8.fp8_e4m3fn.bf16.m16n64.wg.sm90a", 4),
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 8, 10240, 8192, DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m8n64.w1.b4.wg.sm90a", 2),
 ])
 def test_sm90a_rows_of_the_twenty_third_session(op, in_dtype, M, N, K, kernel, split_k):
@@ -1802,20 +1802,37 @@ def test_sm90a_decode_rows_of_the_sixty_third_session(op, in_dtype, M, N, K, ker
                   out_dtype=out_dtype) == (kernel, split_k, "table")
 
 
-@pytest.mark.parametrize("op, in_dtype, M, N, K, kernel, split_k", [
+MXFP4, MXFP8 = DEC + "mxfp4.fp4_e2m1_x2.bf16.", DEC + "mxfp8.fp8_e4m3fn.bf16."
+
+
+@pytest.mark.parametrize("op, M, N, K, kernel, split_k", [
     # sixty-fourth session (MX ring sweep, H100 kernel time, each of the 20 moved rows confirmed by event time, new / old
-    # 0.779-0.965): MXFP4 e4 rows from split 2 to 1, MXFP8 small layers onto the bulk-ring kernel; M rounds up
-    ("gemm_mxfp4", "fp4_e2m1_x2", 16, 8192, 8192, DEC + "mxfp4.fp4_e2m1_x2.bf16.m16n64.s3.p2.e4.img.sm90a", 1),
-    ("gemm_mxfp4", "fp4_e2m1_x2", 11, 7168, 18432, DEC + "mxfp4.fp4_e2m1_x2.bf16.m16n64.s3.p2.e4.img.sm90a", 1),
-    ("gemm_mxfp4", "fp4_e2m1_x2", 8, 10240, 8192, DEC + "mxfp4.fp4_e2m1_x2.bf16.m8n64.s3.p2.e4.img.sm90a", 1),
-    ("gemm_mxfp4", "fp4_e2m1_x2", 4, 7168, 16384, DEC + "mxfp4.fp4_e2m1_x2.bf16.m4n64.s4.p3.wgn.sm90a", 2),
-    ("gemm_mxfp4", "fp4_e2m1_x2", 1, 57344, 8192, DEC + "mxfp4.fp4_e2m1_x2.bf16.m2n64.s2.p14.rf.wgn.sm90a", 2),
-    ("gemm_mxfp8", "fp8_e4m3fn", 1, 2048, 2048, DEC + "mxfp8.fp8_e4m3fn.bf16.m8n16.w8k128.bk6.sm90a", 1),  # 9.6 -> 7.5 us
-    ("gemm_mxfp8", "fp8_e4m3fn", 5, 1024, 4096, DEC + "mxfp8.fp8_e4m3fn.bf16.m8n16.w8k128.bk6.sm90a", 1),
-    ("gemm_mxfp8", "fp8_e4m3fn", 1, 4096, 1024, DEC + "mxfp8.fp8_e4m3fn.bf16.m8n32.sm90a", 1),
-    ("gemm_mxfp8", "fp8_e4m3fn", 16, 4096, 1024, DEC + "mxfp8.fp8_e4m3fn.bf16.m16n64.wg.sm90a", 1),
+    # 0.779-0.964): rows whose old pick came from the fifty-ninth session's H100 e4 moves or none, shared; M rounds up
+    ("gemm_mxfp4", 16, 8192, 8192, MXFP4 + "m16n64.s3.p2.e4.img.sm90a", 1),
+    ("gemm_mxfp4", 11, 7168, 18432, MXFP4 + "m16n64.s3.p2.e4.img.sm90a", 1),
+    ("gemm_mxfp4", 8, 10240, 8192, MXFP4 + "m8n64.s3.p2.e4.img.sm90a", 1),
+    ("gemm_mxfp4", 8, 8192, 8192, MXFP4 + "m8n64.s3.p2.e4.img.sm90a", 1),   # was m8n64.s3.p4.wgb at split 2
+    ("gemm_mxfp8", 1, 2048, 2048, MXFP8 + "m8n16.w8k128.bk6.sm90a", 1),  # 9.6 -> 7.5 us
+    ("gemm_mxfp8", 5, 1024, 4096, MXFP8 + "m8n16.w8k128.bk6.sm90a", 1),
+    ("gemm_mxfp8", 1, 4096, 1024, MXFP8 + "m8n32.sm90a", 1),
+    ("gemm_mxfp8", 16, 4096, 1024, MXFP8 + "m16n64.wg.sm90a", 1),
 ])
-def test_sm90a_mx_decode_rows_of_the_sixty_fourth_session(op, in_dtype, M, N, K, kernel, split_k):
-    kernels, rows = sm90a_tables(op)
-    assert lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype,
-                  out_dtype="bf16") == (kernel, split_k, "table")
+def test_sm90a_mx_decode_rows_of_the_sixty_fourth_session(op, M, N, K, kernel, split_k):
+    for device_name in ("", H100, "NVIDIA H200"):
+        assert sm90a_lookup(op, M, N, K, device_name=device_name) == (kernel, split_k, "table")
+
+
+@pytest.mark.parametrize("op, M, N, K, h100, shared", [
+    # sixty-fourth session: the MX ring sweep's moves of picks an H200 had chosen (a split or a sibling kernel) answer on
+    # an H100 only (op@H100 rows); the H200's picks stay shared until an H200 re-measures them
+    ("gemm_mxfp4", 1, 57344, 8192, (MXFP4 + "m2n64.s2.p14.rf.wgn.sm90a", 2), (MXFP4 + "m2n64k128.s3.p8.b4.wgn.sm90a", 1)),
+    ("gemm_mxfp4", 1, 10240, 8192, (MXFP4 + "m2n64k128.s3.p8.b4.wgn.sm90a", 2), (MXFP4 + "m2n64k128.s3.p8.b4.wgn.sm90a", 4)),
+    ("gemm_mxfp4", 2, 10240, 8192, (MXFP4 + "m2n64k128.s3.p8.b4.wgn.sm90a", 2), (MXFP4 + "m2n64k128.s3.p8.b4.wgn.sm90a", 4)),
+    ("gemm_mxfp4", 3, 7168, 16384, (MXFP4 + "m4n64.s4.p3.wgn.sm90a", 2), (MXFP4 + "m4n64.s4.p3.rf.wgn.sm90a", 2)),
+    ("gemm_mxfp4", 4, 10240, 8192, (MXFP4 + "m4n64.s4.p3.rf.wgn.sm90a", 1), (MXFP4 + "m4n64.s4.p3.rf.wgn.sm90a", 2)),
+    ("gemm_mxfp8", 16, 2112, 7168, (MXFP8 + "m16n64.wg.sm90a", 6), (MXFP8 + "m16n64.wg.sm90a", 4)),
+])
+def test_sm90a_mx_h100_rows_of_the_sixty_fourth_session(op, M, N, K, h100, shared):
+    assert sm90a_lookup(op, M, N, K, device_name=H100) == (*h100, "table")
+    for device_name in ("", "NVIDIA H200", "NVIDIA GH200 480GB"):
+        assert sm90a_lookup(op, M, N, K, device_name=device_name) == (*shared, "table")

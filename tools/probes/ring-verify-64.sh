@@ -2,7 +2,8 @@
 # Sixty-fourth session: the MX decode rows the ring sweep moved (RS_OPS=gemm_mxfp8,gemm_mxfp4 ring-sweep-63.sh; merged
 # into the table), each checked by event time: the MX decode GPU tests, then tools/ab.py, old pick pinned against the
 # new table, 3 rounds (tools/probes/ring-verify-64.pairs, written by ring_pairs.py before the merge); on an H200 then
-# the issue-5 decode table. Logs into $OUT.
+# the issue-5 decode table. Logs into $OUT. (Run once, before six of the rows became op@H100 rows; since then those six
+# pairs time the H100 pick against the shared table, see tools/probes/h200-64.sh.)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
