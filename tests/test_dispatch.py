@@ -1096,7 +1096,7 @@ def test_sm90a_rows_of_the_twenty_third_session(op, in_dtype, M, N, K, kernel, s
     ("gemm_a16w16", "bf16", 64, 2112, 7168, "gemm_a16w16.bf16.bf16.t128x64x64.sk8.sw.sm90a", 4),
     # one-warpgroup decode CTAs (twentieth session)
     ("gemm_a8w8", "fp8_e4m3fn", 1, 57344, 8192, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w7.bk4.sm90a", 1),  # 63rd session
-    ("gemm_a8w8", "fp8_e4m3fn", 16, 24576, 1536, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1),  # 63rd
+    ("gemm_a8w8", "fp8_e4m3fn", 16, 24576, 1536, "gemm_splitk_decode.a8w8.fp8_e4m3fn.bf16.m16n64.w1.b4.wg.sm90a", 1),
     # (m16n64.w1.b3.wg at split 2 until the twenty-sixth session: 74.3 against 68.5 us for the .sw tile kernel)
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 16, 36864, 7168,
      "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1),
@@ -1781,19 +1781,15 @@ def test_sm90a_decode_rows_of_the_sixty_second_session(op, in_dtype, M, N, K, ke
     ("gemm_a16w16", "bf16", 3, 2048, 2048, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 1),   # was t128x32 .sw, split 8
     ("gemm_a16w16", "fp16", 8, 8192, 8192, DEC + "a16w16.fp16.fp16.m8n32.w4.bk2.np.sm90a", 1),   # dtype twin
     ("gemm_a16w16", "bf16", 13, 4096, 4096, DEC + "a16w16.bf16.bf16.m16n32.w4.bk2.sm90a", 1),
-    ("gemm_a16w16", "bf16", 16, 8192, 8192, "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", 1),
     ("gemm_a8w8", "fp8_e4m3fn", 1, 2048, 8192, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w7.bk4.np.sm90a", 1),
     ("gemm_a8w8", "fp8_e4m3fn", 6, 2048, 8192, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w7.bk4.np.sm90a", 1),   # was m8n64.wg
     ("gemm_a8w8", "fp8_e4m3fn", 8, 3584, 18944, DEC + "a8w8.fp8_e4m3fn.bf16.m8n32.w4.bk2.np.sm90a", 1),
     ("gemm_a8w8", "fp8_e4m3fn", 8, 7680, 2560, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.np.sm90a", 1),
-    ("gemm_a8w8", "fp8_e4m3fn", 16, 8192, 8192, "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1),
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 1, 2048, 2048, DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m8n32.w4.bk2.sm90a", 1),
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 4, 8192, 8192,
      DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m8n32.w4.bk2.np.sm90a", 1),
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 16, 2048, 8192,
      DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m16n16.w7.bk3.np.sm90a", 1),   # was t128x32 .sw, split 8
-    ("gemm_a8w8_blockscale", "fp8_e4m3fn", 16, 2560, 10240, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a",
-     1),   # was t128x32 .sw at split 6: 20.0 -> 14.0 us
 ])
 def test_sm90a_decode_rows_of_the_sixty_third_session(op, in_dtype, M, N, K, kernel, split_k):
     kernels, rows = sm90a_tables(op)
@@ -1823,6 +1819,24 @@ def test_sm90a_mx_decode_rows_of_the_sixty_fourth_session(op, M, N, K, kernel, s
 
 
 @pytest.mark.parametrize("op, M, N, K, h100, shared", [
+    # sixty-third session's moves of picks an H200 had chosen, from one .sw tile or split to another or from a decode
+    # kernel to a .sw tile (H100 event time 0.891-0.995): op@H100 rows since the sixty-fourth session
+    ("gemm_a8w8", 16, 16384, 7168, ("gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1),
+     ("gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1)),   # an issue-5 bar shape
+    ("gemm_a8w8", 9, 8192, 8192, ("gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1),
+     ("gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1)),
+    ("gemm_a8w8", 16, 5120, 13824, ("gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1),
+     ("gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 3)),
+    ("gemm_a8w8", 16, 32768, 512, ("gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1),
+     (DEC + "a8w8.fp8_e4m3fn.bf16.m16n64.w1.b4.wg.sm90a", 1)),
+    ("gemm_a16w16", 16, 8192, 8192, ("gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", 1),
+     ("gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 1)),
+    ("gemm_a16w16", 5, 5632, 4096, ("gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 1),
+     ("gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 3)),   # the old row's automatic split
+    ("gemm_a8w8_blockscale", 16, 2560, 10240, ("gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1),
+     ("gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 6)),
+    ("gemm_a8w8_blockscale", 16, 5632, 4096, ("gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1),
+     ("gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1)),
     # sixty-fourth session: the MX ring sweep's moves of picks an H200 had chosen (a split or a sibling kernel) answer on
     # an H100 only (op@H100 rows); the H200's picks stay shared until an H200 re-measures them
     ("gemm_mxfp4", 1, 57344, 8192, (MXFP4 + "m2n64.s2.p14.rf.wgn.sm90a", 2), (MXFP4 + "m2n64k128.s3.p8.b4.wgn.sm90a", 1)),
@@ -1832,7 +1846,7 @@ def test_sm90a_mx_decode_rows_of_the_sixty_fourth_session(op, M, N, K, kernel, s
     ("gemm_mxfp4", 4, 10240, 8192, (MXFP4 + "m4n64.s4.p3.rf.wgn.sm90a", 1), (MXFP4 + "m4n64.s4.p3.rf.wgn.sm90a", 2)),
     ("gemm_mxfp8", 16, 2112, 7168, (MXFP8 + "m16n64.wg.sm90a", 6), (MXFP8 + "m16n64.wg.sm90a", 4)),
 ])
-def test_sm90a_mx_h100_rows_of_the_sixty_fourth_session(op, M, N, K, h100, shared):
+def test_sm90a_h100_decode_rows_of_the_sixty_third_and_sixty_fourth_sessions(op, M, N, K, h100, shared):
     assert sm90a_lookup(op, M, N, K, device_name=H100) == (*h100, "table")
     for device_name in ("", "NVIDIA H200", "NVIDIA GH200 480GB"):
         assert sm90a_lookup(op, M, N, K, device_name=device_name) == (*shared, "table")

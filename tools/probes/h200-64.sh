@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Sixty-fourth session, H200 only (exits at once on any other card): the issue-5 decode table first (the bars), then
 # every dispatch row the sixty-third and sixty-fourth sessions moved on H100 evidence, old pick pinned against the
-# table by event time (tools/ab.py, 2 rounds), so that a row losing on the H200 can be reverted; the six op@H100 MX
-# rows are paired the other way (the shared H200 pick as A, the H100 pick pinned as B): B / A < 1 there says the H100
-# pick wins on the H200 too and its row can become shared. Logs into $OUT.
+# table by event time (tools/ab.py, 2 rounds), so that a row losing on the H200 can be reverted; the 24 op@H100 rows
+# (18 of the sixty-third session, six MX rows of the sixty-fourth) are paired the other way (the shared H200 pick as A,
+# the H100 pick pinned as B): B / A < 1 there says the H100 pick wins on the H200 too and its row can become shared.
+# Logs into $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
