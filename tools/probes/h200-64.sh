@@ -18,8 +18,10 @@ sed -n '/^kernel time/,/^$/p' "$OUT/decode.log" | cut -c1-150
 cat tools/probes/ring-verify-64.pairs tools/probes/ring-verify-63.pairs > /tmp/pairs-64
 timeout $((${H64_END:-560} - SECONDS + start)) python3 tools/ab.py --pairs /tmp/pairs-64 --rounds 2 > "$OUT/ab.txt" 2>&1
 echo "ab rc $? at $((SECONDS - start)) s"
-# the rows whose new pick lost or tied on the H200 (B / A >= 0.99), slowest last
-awk '{for (i = 1; i < NF; i++) if ($i == "median") print $1, $2, $3, $4, $5, $6, $(i + 1)}' "$OUT/ab.txt" \
-  | sort -k7,7 -g | awk '$7 >= 0.99' | tail -40
+# shared rows whose new pick lost or tied on the H200 (B / A >= 0.99; A is the old pick), and op@H100 rows whose H100
+# pick also wins there (A = table, the shared H200 pick; B / A < 0.99)
+awk '{for (i = 1; i < NF; i++) if ($i == "median") m = $(i + 1); h = index($0, "A = table") > 0}
+     /median/ && ((!h && m >= 0.99) || (h && m < 0.99)) {print (h ? "H100 pick wins:" : "shared lost:"), $1, $2, $3, $4, $5, $6, m}' \
+  "$OUT/ab.txt" | sort -k8,8 -g | tail -40
 echo "B / A over all rows: $(awk '{for (i = 1; i < NF; i++) if ($i == "median") print $(i + 1)}' "$OUT/ab.txt" | sort -g \
   | awk '{v[NR] = $1} END {print NR " rows, min " v[1] ", median " v[int((NR + 1) / 2)] ", max " v[NR]}')"
