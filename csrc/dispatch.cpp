@@ -192,12 +192,21 @@ const DispatchRow* pick_bucket(const std::vector<const DispatchRow*>& rows, int6
 // four kernels and m8n32.w4.bk2 per shape (geomean; worst 1.25) against 1.11-1.14x for the wgmma kernel alone
 // (worst 1.70; twenty-fifth session, H200, docs/PERF.md).
 //
+// A decode kernel at a fixed split (the M = 9..16 bulk-ring rows, split 1) answers from kFixedSplitMinCtas CTAs to
+// one wave of one CTA per SM, whatever CTAs per SM it is sized for: those rows were chosen on layers of 64..132 CTAs,
+// where the unsplit ring beat the .sw tile kernels at their automatic split (H100 event time, old / new default,
+// 16 x 1280..2112 x 4096..10240: 0.76-0.87). With fewer CTAs long K slices lose (16 x 768 x 14336, 48 CTAs: 1.07-1.15x
+// the .sw kernel's time; 16 x 1024 x 14336, 64 CTAs: 0.94-1.00), and bf16's two-CTA 32-column ring past one CTA per SM
+// lost 1.04-1.07x at 16 x 5632..8448 x 2048..4096 (sixty-fifth session, docs/measurements/2026-12-06-h100-65-*).
+//
 // A plain tile kernel in a default row that is not the bucket's last answers only while its tiles times the
 // row's fixed split (1 for an automatic one, which aims past one wave by design) fit in one wave (the persistent
 // tile kernels run one CTA per SM): at M = 65..128 the 128-row token tile over 148..216 N tiles took up to 1.43x
 // as long as a wider tile with fewer than 132 (bf16 96 x 20480 x 4096:
 // t128x128x64 66.0 us, t128x256x64 46.2; twenty-seventh session, H200, docs/PERF.md). The last row always
 // answers, so a list of tile kernels ends at the widest tile instead of falling back to its first row.
+constexpr int64_t kFixedSplitMinCtas = 64;
+
 bool default_row_fits_one_wave(const DispatchRow& r, const KernelRecord& k, const Query& q, bool last_row) {
   if (swaps_operands(k)) return swapped_tiles(k, q) <= one_wave(q);
   const int64_t per_sm = meta_int(k, "min_blocks_per_sm");  // 0: not a decode kernel
@@ -206,7 +215,9 @@ bool default_row_fits_one_wave(const DispatchRow& r, const KernelRecord& k, cons
     return token_tiles(k, q) * std::max(1, r.split_k) <= one_wave(q);
   }
   const int64_t n_tiles = (q.N + std::max(1, k.tile_n) - 1) / std::max(1, k.tile_n);
-  return n_tiles * row_split_k(r, k, q) <= per_sm * one_wave(q);
+  const int64_t ctas = n_tiles * row_split_k(r, k, q);
+  if (r.split_k > 0) return ctas >= kFixedSplitMinCtas && ctas <= one_wave(q);  // see above
+  return ctas <= per_sm * one_wave(q);
 }
 
 // A plain tile kernel at split 1 whose token tile is known: the rows the wave rules below weigh.
@@ -372,13 +383,32 @@ const DispatchRow* cheaper_by_cost_row(const KernelTable& t, const std::vector<c
   return best;
 }
 
+// The row a bucket answers when none of its rows fits: its first row, unless that is a decode kernel at a fixed split;
+// then its first tile kernel. Such a list (M = 9..16) opens with the bulk-ring decode kernels for the layers whose CTAs
+// they bring to between 64 and one wave (default_row_fits_one_wave) and goes on with tile kernels; past that window
+// the decode kernels fell far behind: 16 x 32768 x 512 took 2.58x (m16n16, one CTA per SM) and 1.25x (m16n32, two)
+// the time of the .sw tile kernel, 16 x 24576 x 1536 1.43x / 1.07x (sixty-fifth session, H100, kernel time,
+// docs/measurements/2026-12-06-h100-65-m16-offtable-*). The lists that open with a decode kernel at the automatic split
+// (M <= 8) were chosen with their first row as the fallback and keep it.
+const DispatchRow* fallback_row(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
+                                const DispatchRow* first) {
+  const KernelRecord* fk = record_by_name(t, first->kernel);
+  if (!fk || first->split_k <= 0 || meta_int(*fk, "min_blocks_per_sm") <= 0) return first;
+  for (const DispatchRow* r : rows) {
+    const KernelRecord* k = r->m_max == first->m_max ? record_by_name(t, r->kernel) : nullptr;
+    if (k && meta_int(*k, "min_blocks_per_sm") <= 0) return r;
+  }
+  return first;
+}
+
 // Default rows may name several kernels for one M bucket, in order of preference: the first whose
 // kernel meets the shape's alignment (sm_90a MXFP4: the .wgn decode kernels need K % 128 == 0, the row
 // after them takes any K % 32 == 0), fits in one wave and is not short of CTAs as above answers (the last row: see
-// cheapest_waves_row), unless a by_cost row is cheaper (cheaper_by_cost_row); none: the first row.
+// cheapest_waves_row), unless a by_cost row is cheaper (cheaper_by_cost_row); none: the first row (fallback_row).
 const DispatchRow* first_fitting_default(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
                                          const DispatchRow* picked, const Query& q) {
   if (!picked) return picked;
+  picked = fallback_row(t, rows, picked);
   const DispatchRow* last = nullptr;
   for (const DispatchRow* r : rows) {
     const KernelRecord* k = r->m_max == picked->m_max ? record_by_name(t, r->kernel) : nullptr;

@@ -233,8 +233,9 @@ def test_one_wave_is_the_devices_sm_count():
 
 def test_decode_default_row_answers_only_within_one_wave():
     """A decode kernel in a default row (its metadata names the CTAs per SM it is built for) answers only while
-    its N tiles x automatic split fit in one wave of that many CTAs on each of 132 SMs; otherwise the bucket's
-    next row does, and with no row fitting the first row. Kernels without the key are not subject to it."""
+    its N tiles x automatic split fit in one wave of that many CTAs on each of 132 SMs, and at a fixed split while its
+    CTAs number 64 to 132; otherwise the bucket's next row does, and with no row fitting the first row. Kernels without
+    the key are not subject to it."""
     kernels = ("k_n16,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,16,16,256,plain,,8,0,4,0\n"
                "k_n64,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,16,64,256,plain,,8,0,2,0\n"
                "k_tile,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,8,128,128,plain,,64,0\n")
@@ -251,8 +252,13 @@ def test_decode_default_row_answers_only_within_one_wave():
     assert find(4, 16960) == ("k_n16", 1, "default")    # 265 tiles of 64 rows: none fits, the first row
     assert find(4, 1024) == ("k_n16", 3, "default")     # 64 tiles: split 3, 192 CTAs
     assert find(8, 16960) == ("k_n64", 1, "table")      # an exact row is not subject to the rule (265 tiles)
-    assert find(16, 16960) == ("k_tile", 1, "default")  # a fixed split counts: 265 tiles x 2 > 264
-    assert find(16, 8448) == ("k_n64", 2, "default")    # 132 x 2 = 264
+    # a fixed split (sixty-fifth session): from 64 CTAs to one wave of one CTA per SM, whatever the kernel is sized for
+    assert find(16, 16960) == ("k_tile", 1, "default")  # 265 tiles x 2
+    assert find(16, 8448) == ("k_tile", 1, "default")   # 132 x 2 = 264: two CTAs per SM
+    assert find(16, 4224) == ("k_n64", 2, "default")    # 66 x 2 = 132
+    assert find(16, 4288) == ("k_tile", 1, "default")   # 67 x 2 = 134
+    assert find(16, 2048) == ("k_n64", 2, "default")    # 32 x 2 = 64
+    assert find(16, 1984) == ("k_tile", 1, "default")   # 31 x 2 = 62: too few
 
 
 def test_tile_default_row_answers_within_one_wave_unless_last():
@@ -741,7 +747,8 @@ DEC = "gemm_splitk_decode."
     ("gemm_a16w16", "bf16", 2, 3072, 3072, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 1, "default"),
     ("gemm_a16w16", "bf16", 2, 3072, 8192, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 2, "default"),
     # (twenty-fifth session: bf16 M = 9..16 t64x32x64.sw first, 48 tiles at one-wave split 2 -> unsplit)
-    ("gemm_a16w16", "bf16", 12, 3072, 3072, "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", 1, "default"),
+    # (sixty-fifth session: the 32-column bulk-ring kernel at split 1 answers from 64 to 132 of its CTAs)
+    ("gemm_a16w16", "bf16", 12, 3072, 3072, DEC + "a16w16.bf16.bf16.m16n32.w4.bk2.np.sm90a", 1, "default"),
     ("gemm_a16w16", "bf16", 12, 9216, 3072, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 1, "default"),
     ("gemm_a16w16", "bf16", 16, 12288, 4096, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 1, "default"),
     # fp8 M <= 8 (twenty-fifth session): m8n16.w6.bk1 -> m8n64.wg -> t128x32x128.sw -> m8n64.w1.b4.wg, the first
@@ -991,8 +998,9 @@ SW128x64 = {"gemm_a16w16": "gemm_a16w16.bf16.bf16.t128x64x64.sk8.sw.sm90a",
     ("gemm_a16w16", 70, 576, 7168, SW64["gemm_a16w16"], 4, "table"),
     ("gemm_a8w8", 90, 7168, 1536, SW96["gemm_a8w8"], 1, "default"),   # its exact row lost at M = 88 (A/B): dropped
     ("gemm_a8w8_blockscale", 90, 7168, 1536, SW128x64["gemm_a8w8_blockscale"], 1, "table"),
-    # lists ordered narrow-first are not affected: at M = 16 t64x32.sw answers on 24 tiles unsplit
-    ("gemm_a16w16", 16, 1536, 1024, "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", 1, "default"),
+    # lists ordered narrow-first are not affected: at M = 16 t64x32.sw answers on 15 tiles unsplit (below the
+    # bulk-ring rows' 64 CTAs)
+    ("gemm_a16w16", 16, 960, 1024, "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", 1, "default"),
 ])
 def test_sm90a_m65_to_96_swapped_rows_short_of_ctas_defer(op, M, N, K, kernel, split_k, source):
     assert sm90a_lookup(op, M, N, K) == (kernel, split_k, source)
@@ -1816,6 +1824,33 @@ MXFP4, MXFP8 = DEC + "mxfp4.fp4_e2m1_x2.bf16.", DEC + "mxfp8.fp8_e4m3fn.bf16."
 def test_sm90a_mx_decode_rows_of_the_sixty_fourth_session(op, M, N, K, kernel, split_k):
     for device_name in ("", H100, "NVIDIA H200"):
         assert sm90a_lookup(op, M, N, K, device_name=device_name) == (kernel, split_k, "table")
+
+
+BF16_SW, FP8_SW = "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a"
+
+
+@pytest.mark.parametrize("op, M, N, K, kernel, split_k", [
+    # sixty-fifth session: the M = 9..16 default lists open with bulk-ring decode kernels at split 1, each answering
+    # from 64 CTAs to one wave of one CTA per SM (132 on the reference part); past that the .sw tile kernels
+    ("gemm_a16w16", 16, 1536, 3072, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),
+    ("gemm_a16w16", 9, 1024, 14336, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),   # 64 CTAs
+    ("gemm_a16w16", 16, 1008, 14336, BF16_SW, 8),                                         # 63: too few
+    ("gemm_a16w16", 16, 2112, 2048, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),   # 132
+    ("gemm_a16w16", 16, 2128, 2048, DEC + "a16w16.bf16.bf16.m16n32.w4.bk2.np.sm90a", 1),   # 133 16-column tiles
+    ("gemm_a16w16", 12, 4224, 3072, DEC + "a16w16.bf16.bf16.m16n32.w4.bk2.np.sm90a", 1),   # 132 32-column tiles
+    ("gemm_a16w16", 16, 4256, 3072, BF16_SW, 1),   # 133: the two-CTA kernel would still fit 264 at its automatic split
+    ("gemm_a16w16", 16, 30720, 2048, BF16_SW, 1),  # no row fits: the first tile kernel, not the first (decode) row
+    ("gemm_a16w16", 8, 1536, 3072, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 1),       # M <= 8 unchanged
+    ("gemm_a8w8", 12, 1536, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m16n16.w7.bk4.rr.np.sm90a", 1),
+    ("gemm_a8w8", 16, 2128, 2048, FP8_SW, 1),
+    ("gemm_a8w8", 16, 30720, 2048, DEC + "a8w8.fp8_e4m3fn.bf16.m16n64.w1.b4.wg.sm90a", 1),  # its last row fits there
+    ("gemm_a8w8_blockscale", 16, 1536, 4096, DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m16n16.w7.bk3.np.sm90a", 1),
+    ("gemm_a8w8_blockscale", 16, 512, 7168, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 8),
+    ("gemm_a8w8_blockscale", 16, 30720, 2048, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1),
+])
+def test_sm90a_m16_ring_default_rows(op, M, N, K, kernel, split_k):
+    for device_name in ("", H100, "NVIDIA H200"):
+        assert sm90a_lookup(op, M, N, K, device_name=device_name) == (kernel, split_k, "default")
 
 
 @pytest.mark.parametrize("op, M, N, K, h100, shared", [

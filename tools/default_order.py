@@ -29,22 +29,34 @@ import tune_vs_table as tv
 
 def short_name(kernel: str, prefix: str, arch: str) -> str:
     suffix = "." + arch.replace("_", "")
-    name = kernel[len(prefix):] if kernel.startswith(prefix) else kernel
+    decode_prefix = "gemm_splitk_decode." + prefix[len("gemm_"):]
+    name = kernel
+    for p in (prefix, decode_prefix):
+        name = name[len(p):] if name.startswith(p) else name
     return name[: -len(suffix)] if name.endswith(suffix) else name
 
 
-def full_name(name: str, prefix: str, arch: str) -> str:
+def full_name(name: str, prefix: str, arch: str, known=None) -> str:
+    """`name` in full, or the part after `<op>.<in>.<out>.` (a tile kernel) or after `gemm_splitk_decode.<op
+    without gemm_>.<in>.<out>.` (a decode kernel), with or without the arch suffix. With `known` (the built kernel
+    names) an unknown name is an error: a row naming no kernel would drop out of the lookup unseen."""
     suffix = "." + arch.replace("_", "")
-    if not name.startswith(prefix):
-        name = prefix + name
-    return name if name.endswith(suffix) else name + suffix
+    candidates = [name] if name.startswith(("gemm_", prefix)) else [
+        prefix + name, "gemm_splitk_decode." + prefix[len("gemm_"):] + name]
+    candidates = [c if c.endswith(suffix) else c + suffix for c in candidates]
+    if known is None:
+        return candidates[0]
+    for c in candidates:
+        if c in known:
+            return c
+    raise SystemExit(f"default_order: no built kernel named {name} (tried {', '.join(candidates)})")
 
 
-def parse_order(text: str, prefix: str, arch: str) -> list[tuple[str, int]]:
+def parse_order(text: str, prefix: str, arch: str, known=None) -> list[tuple[str, int]]:
     out = []
     for item in text.split(","):
         name, _, split = item.partition(":")
-        out.append((full_name(name, prefix, arch), int(split) if split else 1))
+        out.append((full_name(name, prefix, arch, known), int(split) if split else 1))
     return out
 
 
@@ -118,10 +130,10 @@ def main(argv=None) -> int:
     lo, _, hi = args.m.partition("-")
     ev = Evaluator(args.arch, args.op, args.bucket, (int(lo), int(hi or lo)), args.logs)
     for text in args.order:
-        print(ev.summary(parse_order(text, ev.prefix, args.arch), args.detail))
+        print(ev.summary(parse_order(text, ev.prefix, args.arch, ev.specs), args.detail))
     if args.search:
         excluded = [e for e in args.exclude.split(",") if e]
-        given = {k: s for text in args.order for k, s in parse_order(text, ev.prefix, args.arch)}
+        given = {k: s for text in args.order for k, s in parse_order(text, ev.prefix, args.arch, ev.specs)}
         kernels = sorted({k for timed in ev.times.values() for k, _ in timed if not any(e in k for e in excluded)})
         splits = {k: given.get(k, default_split(ev.specs[k])) for k in kernels}
         orders = [[(k, splits[k]) for k in p] for n in range(1, args.search + 1)
