@@ -124,6 +124,31 @@ def test_default_order_scores_each_order_through_the_production_lookup(tmp_path,
     assert lines[2].split()[0] == "1.000" and "t128x64x64.sk8.sw:0,t64x128x64:1" in lines[2]  # the search's best
 
 
+RING_BF16 = "gemm_splitk_decode.a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a"
+SW64_BF16 = "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a"
+
+
+def test_default_order_names_decode_kernels_by_their_short_name(tmp_path, capsys):
+    """tools/default_order.py takes a decode kernel by the part after `gemm_splitk_decode.<op>.<in>.<out>.` (the M = 9..16
+    bulk-ring rows): at 16 x 1536 x 4096 (96 CTAs at split 1) the ring row answers; at 16 x 30720 x 2048 nothing fits and
+    the list falls back to its first tile kernel. A name that is no built kernel is an error, not a row left out."""
+    if not all((ROOT / "build/kernels/sm_90a" / k / "result.json").exists() for k in (RING_BF16, SW64_BF16)):
+        pytest.skip("needs the sm_90a kernel build (python tools/build_kernels.py --arch sm_90a)")
+    import default_order
+    log = tmp_path / "tune.log"
+    log.write_text(f"    16   1536   4096 *{RING_BF16}  1   7.0  0 0 0 0\n"
+                   f"    16   1536   4096  {SW64_BF16}  5   9.0  0 0 0 0\n"
+                   f"    16  30720   2048  {RING_BF16}  1  90.0  0 0 0 0\n"
+                   f"    16  30720   2048 *{SW64_BF16}  1  30.0  0 0 0 0\n")
+    assert default_order.main([str(log), "--op", "gemm_a16w16", "--m", "9-16", "--bucket", "16", "--detail",
+                               "--order", "m16n16.w8.bk3.np:1,t64x32x64.sk8.sw:0"]) == 0
+    out = capsys.readouterr().out
+    assert out.split()[:3] == ["1.000", "n=2", "miss=0"], out
+    assert "16x1536x4096: 1.00 (m16n16.w8.bk3.np:1)" in out and "16x30720x2048: 1.00 (t64x32x64.sk8.sw:1)" in out
+    with pytest.raises(SystemExit, match="no built kernel named m16n16.w9"):
+        default_order.main([str(log), "--op", "gemm_a16w16", "--m", "9-16", "--bucket", "16", "--order", "m16n16.w9:1"])
+
+
 def test_fallback_probe_scores_the_fullest_and_cheapest_waves_against_the_widest_tile(tmp_path, capsys):
     """tools/probes/fallback_rule.py: at 1024 x 5120 the widest bf16 tile runs 160 tiles (61% of two waves), t128x192 216
     (82%), t128x160 256 (97%, 15 points more than the wider t128x192: past the 10-point margin): the greedy rule takes
