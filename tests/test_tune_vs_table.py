@@ -104,17 +104,24 @@ SW_BF16 = "gemm_a16w16.bf16.bf16.t128x64x64.sk8.sw.sm90a"
 TILE_BF16 = "gemm_a16w16.bf16.bf16.t64x128x64.sm90a"
 
 
+def tune_log(tmp_path, lines):
+    """A tools/tune.py log of (M, N, K, kernel, split_k, us, mark) lines (mark "*": the shape's best); skips the test
+    unless the named kernels are built (default_order.py reads their tiles from the build)."""
+    kernels = {line[3] for line in lines}
+    if not all((ROOT / "build/kernels/sm_90a" / k / "result.json").exists() for k in kernels):
+        pytest.skip("needs the sm_90a kernel build (python tools/build_kernels.py --arch sm_90a)")
+    log = tmp_path / "tune.log"
+    log.write_text("".join(f"  {M:4d} {N:6d} {K:6d} {mark or ' '}{kernel}  {split}  {us}  0 0 0 0\n"
+                           for M, N, K, kernel, split, us, mark in lines))
+    return log
+
+
 def test_default_order_scores_each_order_through_the_production_lookup(tmp_path, capsys):
     """tools/default_order.py: a .sw row first answers 96 x 4096 (64 tiles, one wave) and gives way to the tile
     kernel at 96 x 20480 (320 tiles); the tile kernel alone loses 2x on the first shape."""
-    if not all((ROOT / "build/kernels/sm_90a" / k / "result.json").exists() for k in (SW_BF16, TILE_BF16)):
-        pytest.skip("needs the sm_90a kernel build (python tools/build_kernels.py --arch sm_90a)")
     import default_order
-    log = tmp_path / "tune.log"
-    log.write_text(f"    96   4096   4096  {TILE_BF16}  1  20.0  0 0 0 0\n"
-                   f"    96   4096   4096 *{SW_BF16}  1  10.0  0 0 0 0\n"
-                   f"    96  20480   4096 *{TILE_BF16}  1  30.0  0 0 0 0\n"
-                   f"    96  20480   4096  {SW_BF16}  1  40.0  0 0 0 0\n")
+    log = tune_log(tmp_path, [(96, 4096, 4096, TILE_BF16, 1, 20.0, ""), (96, 4096, 4096, SW_BF16, 1, 10.0, "*"),
+                              (96, 20480, 4096, TILE_BF16, 1, 30.0, "*"), (96, 20480, 4096, SW_BF16, 1, 40.0, "")])
     assert default_order.main([str(log), "--op", "gemm_a16w16", "--m", "65-128", "--bucket", "128",
                                "--order", "t64x128x64", "--order", "t128x64x64.sk8.sw:0,t64x128x64:1",
                                "--search", "2"]) == 0
@@ -132,14 +139,9 @@ def test_default_order_names_decode_kernels_by_their_short_name(tmp_path, capsys
     """tools/default_order.py takes a decode kernel by the part after `gemm_splitk_decode.<op>.<in>.<out>.` (the M = 9..16
     bulk-ring rows): at 16 x 1536 x 4096 (96 CTAs at split 1) the ring row answers; at 16 x 30720 x 2048 nothing fits and
     the list falls back to its first tile kernel. A name that is no built kernel is an error, not a row left out."""
-    if not all((ROOT / "build/kernels/sm_90a" / k / "result.json").exists() for k in (RING_BF16, SW64_BF16)):
-        pytest.skip("needs the sm_90a kernel build (python tools/build_kernels.py --arch sm_90a)")
     import default_order
-    log = tmp_path / "tune.log"
-    log.write_text(f"    16   1536   4096 *{RING_BF16}  1   7.0  0 0 0 0\n"
-                   f"    16   1536   4096  {SW64_BF16}  5   9.0  0 0 0 0\n"
-                   f"    16  30720   2048  {RING_BF16}  1  90.0  0 0 0 0\n"
-                   f"    16  30720   2048 *{SW64_BF16}  1  30.0  0 0 0 0\n")
+    log = tune_log(tmp_path, [(16, 1536, 4096, RING_BF16, 1, 7.0, "*"), (16, 1536, 4096, SW64_BF16, 5, 9.0, ""),
+                              (16, 30720, 2048, RING_BF16, 1, 90.0, ""), (16, 30720, 2048, SW64_BF16, 1, 30.0, "*")])
     assert default_order.main([str(log), "--op", "gemm_a16w16", "--m", "9-16", "--bucket", "16", "--detail",
                                "--order", "m16n16.w8.bk3.np:1,t64x32x64.sk8.sw:0"]) == 0
     out = capsys.readouterr().out

@@ -21,9 +21,4 @@ gemm_a16w16 - t64x32x64.sk8.sw,t128x32x64.sk8.sw,m16n16.w8.bk3,m16n32.w4.bk2
 gemm_a8w8 per_tensor t64x32x128.sk8.sw,t128x32x128.sk8.sw,m16n64.w1.b4.wg,m16n16.w7.bk4.rr.np,m8n16.w7.bk4.np
 gemm_a8w8_blockscale - t64x32x128.sk8.sw,t128x32x128.sk8.sw,m16n16.w7.bk3.np,m8n16.w7.bk4.np
 GROUPS
-python3 tools/tune_vs_table.py --gain 1.025 "$OUT"/offtable-*.log --tuned "$OUT/tuned.csv" --out "$OUT/winners.csv" \
-  > "$OUT/vs-table.txt" 2>&1
-echo "vs table rc $? at $((SECONDS - start)) s: $(grep -c MERGE "$OUT/vs-table.txt") of 30 shapes >= 2.5% off the best"
-grep -E "MERGE|table" "$OUT/vs-table.txt" | sed 's/gemm_splitk_decode\.//g; s/fp8_e4m3fn\.bf16\.//g; s/bf16\.bf16\.//g' \
-  | cut -c1-190 | head -40
-tar czf "$OUT/offtable-logs.tgz" -C "$OUT" $(cd "$OUT" && ls offtable-*.log) && rm -f "$OUT"/offtable-*.log
+OT_TOTAL=30 source tools/probes/offtable_summary.sh

@@ -24,9 +24,4 @@ gemm_a8w8_blockscale - 8 m8n32.w4.bk2,m8n64.wg,m8n64.w1.b4.wg,m8n16.w7.bk4
 gemm_mxfp8 - 16 m16n64.wg,m16n64k128.w1.b4.wg,m16n32.sm90a,m16n16.w7.bk3
 gemm_mxfp4 - 16 m16n64.s3.p2.e4.img,m16n64.sm90a,m8n16.w7.bk4
 GROUPS
-python3 tools/tune_vs_table.py --gain 1.025 "$OUT"/offtable-*.log --tuned "$OUT/tuned.csv" --out "$OUT/winners.csv" \
-  > "$OUT/vs-table.txt" 2>&1
-echo "vs table rc $? at $((SECONDS - start)) s: $(grep -c MERGE "$OUT/vs-table.txt") of 80 shapes >= 2.5% off the best"
-grep -E "MERGE" "$OUT/vs-table.txt" | sed 's/gemm_splitk_decode\.//g; s/fp8_e4m3fn\.bf16\.//g; s/bf16\.bf16\.//g; s/fp4_e2m1_x2\.bf16\.//g' \
-  | cut -c1-190 | head -60
-tar czf "$OUT/offtable-logs.tgz" -C "$OUT" $(cd "$OUT" && ls offtable-*.log) && rm -f "$OUT"/offtable-*.log
+OT_TOTAL=80 source tools/probes/offtable_summary.sh
