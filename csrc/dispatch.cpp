@@ -383,20 +383,21 @@ const DispatchRow* cheaper_by_cost_row(const KernelTable& t, const std::vector<c
   return best;
 }
 
-// The row a bucket answers when none of its rows fits: its first row, unless that is a decode kernel at a fixed split;
-// then its first tile kernel. Such a list (M = 9..16) opens with the bulk-ring decode kernels for the layers whose CTAs
-// they bring to between 64 and one wave (default_row_fits_one_wave) and goes on with tile kernels; past that window
-// the decode kernels fell far behind: 16 x 32768 x 512 took 2.58x (m16n16, one CTA per SM) and 1.25x (m16n32, two)
-// the time of the .sw tile kernel, 16 x 24576 x 1536 1.43x / 1.07x (sixty-fifth session, H100, kernel time,
-// docs/measurements/2026-12-06-h100-65-m16-offtable-*). The lists that open with a decode kernel at the automatic split
-// (M <= 8) were chosen with their first row as the fallback and keep it.
+// The row a bucket answers when none of its rows fits: its first row that is not a decode kernel at a fixed split (all
+// are: the first row). Lists open with such rows for the layers whose CTAs they bring to between 64 and one wave
+// (default_row_fits_one_wave) and go on with the rows that were there before; past that window the fixed-split decode
+// kernels fell far behind: 16 x 32768 x 512 took 2.58x (m16n16, one CTA per SM) and 1.25x (m16n32, two) the time of
+// the .sw tile kernel, 16 x 24576 x 1536 1.43x / 1.07x (sixty-fifth session, H100, kernel time,
+// docs/measurements/2026-12-06-h100-65-m16-offtable-*). So a list falls back where it did before they were added.
+bool fixed_split_decode_row(const KernelTable& t, const DispatchRow& r) {
+  const KernelRecord* k = record_by_name(t, r.kernel);
+  return k && r.split_k > 0 && meta_int(*k, "min_blocks_per_sm") > 0;
+}
+
 const DispatchRow* fallback_row(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
                                 const DispatchRow* first) {
-  const KernelRecord* fk = record_by_name(t, first->kernel);
-  if (!fk || first->split_k <= 0 || meta_int(*fk, "min_blocks_per_sm") <= 0) return first;
   for (const DispatchRow* r : rows) {
-    const KernelRecord* k = r->m_max == first->m_max ? record_by_name(t, r->kernel) : nullptr;
-    if (k && meta_int(*k, "min_blocks_per_sm") <= 0) return r;
+    if (r->m_max == first->m_max && !fixed_split_decode_row(t, *r)) return r;
   }
   return first;
 }

@@ -753,15 +753,16 @@ DEC = "gemm_splitk_decode."
     ("gemm_a16w16", "bf16", 16, 12288, 4096, "gemm_a16w16.bf16.bf16.t128x32x64.sk8.sw.sm90a", 1, "default"),
     # fp8 M <= 8 (twenty-fifth session): m8n16.w6.bk1 -> m8n64.wg -> t128x32x128.sw -> m8n64.w1.b4.wg, the first
     # whose CTAs at the automatic split fit in one wave (w6.bk1 4 per SM, wg 2, w1.b4 4, .sw 1); none: w6.bk1
-    ("gemm_a8w8", "fp8_e4m3fn", 7, 2880, 2880, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 1, "default"),
+    # (sixty-fifth session: bulk-ring rows at split 1 ahead of these answer 64..132 CTAs; 4480 is past them)
+    ("gemm_a8w8", "fp8_e4m3fn", 7, 4480, 2880, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 1, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 7, 3072, 3072, DEC + "a8w8.fp8_e4m3fn.bf16.m8n32.w4.bk2.sm90a", 1, "table"),
     ("gemm_a8w8", "fp8_e4m3fn", 4, 12800, 8192, DEC + "a8w8.fp8_e4m3fn.bf16.m8n64.wg.sm90a", 1, "default"),  # 800 > 528
     ("gemm_a8w8", "fp8_e4m3fn", 4, 9216, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x32x128.sk8.sw.sm90a", 1,
      "default"),  # wg: 144 tiles at split 2 > 264
     ("gemm_a8w8", "fp8_e4m3fn", 4, 30720, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n64.w1.b4.wg.sm90a", 1, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 4, 65536, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 1, "default"),
-    ("gemm_a8w8", "fp8_e4m3fn", 1, 1024, 2048, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 1, "default"),
-    ("gemm_a8w8", "fp8_e4m3fn", 1, 1024, 8192, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 3, "default"),
+    ("gemm_a8w8", "fp8_e4m3fn", 1, 1008, 2048, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 1, "default"),  # 63 CTAs
+    ("gemm_a8w8", "fp8_e4m3fn", 1, 1008, 8192, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 4, "default"),
     # blockscale / MXFP8 M <= 8: the one-warpgroup wgmma kernel (4 per SM) where m8n64.wg (2 per SM) would need a
     # partial second wave (180 tiles at split 2 = 360 CTAs)
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 4, 11520, 4096,
@@ -1830,8 +1831,8 @@ BF16_SW, FP8_SW = "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", "gemm_a8w8.fp8
 
 
 @pytest.mark.parametrize("op, M, N, K, kernel, split_k", [
-    # sixty-fifth session: the M = 9..16 default lists open with bulk-ring decode kernels at split 1, each answering
-    # from 64 CTAs to one wave of one CTA per SM (132 on the reference part); past that the .sw tile kernels
+    # sixty-fifth session: the M = 9..16 (and M <= 8) default lists open with bulk-ring decode kernels at split 1, each
+    # answering from 64 CTAs to one wave of one CTA per SM (132 on the reference part); past that the .sw tile kernels
     ("gemm_a16w16", 16, 1536, 3072, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),
     ("gemm_a16w16", 9, 1024, 14336, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),   # 64 CTAs
     ("gemm_a16w16", 16, 1008, 14336, BF16_SW, 8),                                         # 63: too few
@@ -1840,7 +1841,19 @@ BF16_SW, FP8_SW = "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", "gemm_a8w8.fp8
     ("gemm_a16w16", 12, 4224, 3072, DEC + "a16w16.bf16.bf16.m16n32.w4.bk2.np.sm90a", 1),   # 132 32-column tiles
     ("gemm_a16w16", 16, 4256, 3072, BF16_SW, 1),   # 133: the two-CTA kernel would still fit 264 at its automatic split
     ("gemm_a16w16", 16, 30720, 2048, BF16_SW, 1),  # no row fits: the first tile kernel, not the first (decode) row
-    ("gemm_a16w16", 8, 1536, 3072, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 1),       # M <= 8 unchanged
+    # M <= 8 (same session, the same rule): bf16 m8n16.w7k256.bk2, fp8 m8n16.w7.bk4.np then m8n32.w4.bk2.np, blockscale
+    # m8n16.w7.bk4.np, each at split 1, ahead of the lists that were there; past them those lists as before
+    ("gemm_a16w16", 8, 1536, 3072, DEC + "a16w16.bf16.bf16.m8n16.w7k256.bk2.sm90a", 1),
+    ("gemm_a16w16", 1, 1280, 8192, DEC + "a16w16.bf16.bf16.m8n16.w7k256.bk2.sm90a", 1),
+    ("gemm_a16w16", 8, 2112, 2048, DEC + "a16w16.bf16.bf16.m8n16.w7k256.bk2.sm90a", 1),
+    ("gemm_a16w16", 8, 2128, 2048, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 1),   # the old default
+    ("gemm_a16w16", 1, 30720, 2048, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 1),  # no row fits: its first row again
+    ("gemm_a8w8", 1, 1536, 7168, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w7.bk4.np.sm90a", 1),
+    ("gemm_a8w8", 4, 3072, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n32.w4.bk2.np.sm90a", 1),
+    ("gemm_a8w8", 4, 4256, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 1),
+    ("gemm_a8w8_blockscale", 8, 2048, 5120, DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m8n16.w7.bk4.np.sm90a", 1),
+    ("gemm_a8w8_blockscale", 8, 2560, 4096, DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m8n32.w4.bk2.sm90a", 1),
+    ("gemm_a8w8_blockscale", 1, 30720, 2048, DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m8n64.w1.b4.wg.sm90a", 1),
     ("gemm_a8w8", 12, 1536, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m16n16.w7.bk4.rr.np.sm90a", 1),
     ("gemm_a8w8", 16, 2128, 2048, FP8_SW, 1),
     ("gemm_a8w8", 16, 30720, 2048, DEC + "a8w8.fp8_e4m3fn.bf16.m16n64.w1.b4.wg.sm90a", 1),  # its last row fits there
@@ -1848,7 +1861,7 @@ BF16_SW, FP8_SW = "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", "gemm_a8w8.fp8
     ("gemm_a8w8_blockscale", 16, 512, 7168, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 8),
     ("gemm_a8w8_blockscale", 16, 30720, 2048, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1),
 ])
-def test_sm90a_m16_ring_default_rows(op, M, N, K, kernel, split_k):
+def test_sm90a_ring_default_rows(op, M, N, K, kernel, split_k):
     for device_name in ("", H100, "NVIDIA H200"):
         assert sm90a_lookup(op, M, N, K, device_name=device_name) == (kernel, split_k, "default")
 

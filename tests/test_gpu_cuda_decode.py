@@ -545,46 +545,53 @@ SWAPPED_DEFAULT = {"gemm_a8w8": "gemm_a8w8.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.",
                    "gemm_a8w8_blockscale": "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x32x128.sk8.sw."}
 
 
-# M = 9..16 on layers with no exact row whose default lists open with a bulk-ring kernel at split 1 (sixty-fifth
-# session): (op, N, K) -> the kernel; 4104 x 3072 is past the 16-column kernels' wave and bf16's 32-column one takes it
-RING_DEFAULT = {("gemm_a16w16", 1536, 3072): ".m16n16.w8.bk3.np.", ("gemm_a16w16", 4104, 3072): ".m16n32.w4.bk2.np.",
-                ("gemm_a8w8", 1536, 3072): ".m16n16.w7.bk4.rr.np.",
-                ("gemm_a8w8_blockscale", 1536, 3072): ".m16n16.w7.bk3.np."}
+# Layers with no exact row where a default list opens with a bulk-ring kernel at split 1 (sixty-fifth session):
+# (op, M bucket, N, K) -> the kernel; at 4104 x 3072 the 16-column kernels are past their wave and the 32-column ones
+# (bf16 M = 9..16, fp8 M <= 8) take it
+RING_DEFAULT = {("gemm_a16w16", 16, 1536, 3072): ".m16n16.w8.bk3.np.",
+                ("gemm_a16w16", 16, 4104, 3072): ".m16n32.w4.bk2.np.",
+                ("gemm_a8w8", 16, 1536, 3072): ".m16n16.w7.bk4.rr.np.",
+                ("gemm_a8w8_blockscale", 16, 1536, 3072): ".m16n16.w7.bk3.np.",
+                ("gemm_a16w16", 8, 1536, 3072): ".m8n16.w7k256.bk2.", ("gemm_a8w8", 8, 1536, 3072): ".m8n16.w7.bk4.np.",
+                ("gemm_a8w8", 8, 4104, 3072): ".m8n32.w4.bk2.np.",
+                ("gemm_a8w8_blockscale", 8, 1536, 3072): ".m8n16.w7.bk4.np."}
 
 
 @requires_cuda
 def test_decode_is_the_default_for_small_m():
     """The default rows send M <= 16 of every op of this family to a decode kernel (DECODE_DEFAULT), except
-    M = 9..16 of bf16, fp8 and blockscale: a bulk-ring kernel at split 1 where it fits (RING_DEFAULT), else the .sw
-    tile kernels (SWAPPED_DEFAULT) with automatic split_k. Shapes with measured rows (tools/tune.py) follow their
-    measurement instead, so only untuned shapes are checked here."""
+    M = 9..16 of bf16, fp8 and blockscale, which go to the .sw tile kernels (SWAPPED_DEFAULT) with automatic split_k;
+    and bf16, fp8 and blockscale to a bulk-ring kernel at split 1 where one fits (RING_DEFAULT). Shapes with measured
+    rows (tools/tune.py) follow their measurement instead, so only untuned shapes are checked here."""
     for op in OPS:
         if not decode_kernels(op):
             continue
         for M in (1, 8, 9, 16):
             for N, K in [(272, 1056), (4104, 3072), (1536, 3072)]:
                 c = flygemm.explain(op, M, N, K, IN_DTYPE[op], "cuda")
-                if M > 8 and (op, N, K) in RING_DEFAULT:
-                    assert c["kernel"].startswith(FAMILY) and RING_DEFAULT[op, N, K] in c["kernel"], (op, M, N, K, c)
+                bucket = 8 if M <= 8 else 16
+                if (op, bucket, N, K) in RING_DEFAULT:
+                    ring = RING_DEFAULT[op, bucket, N, K]
+                    assert c["kernel"].startswith(FAMILY) and ring in c["kernel"], (op, M, N, K, c)
                     assert c["split_k"] == 1, (op, M, N, K, c)
                     continue
                 if M > 8 and op in SWAPPED_DEFAULT:
                     assert c["kernel"].startswith(SWAPPED_DEFAULT[op]), (op, M, N, K, c)
                     continue
                 assert c["kernel"].startswith(FAMILY), (op, M, N, K, c)
-                bucket = 8 if M <= 8 else 16
                 if (op, bucket) in DECODE_DEFAULT:
                     assert DECODE_DEFAULT[op, bucket] in c["kernel"], (op, M, N, K, c)
 
 
 @requires_cuda
 @pytest.mark.parametrize("op", ["gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale"])
-def test_m16_ring_default_rows_match_oracle(op, monkeypatch):
-    """The bulk-ring kernels the M = 9..16 default rows pick (RING_DEFAULT) on those layers and at 2112 x 2048 (the
-    16-column kernels' last N in one wave), at the table's split and a non-dividing one, M = 9 (with bias) and 16."""
-    shapes = [(N, K) for (o, N, K) in RING_DEFAULT if o == op] + [(2112, 2048)]
+def test_ring_default_rows_match_oracle(op, monkeypatch):
+    """The bulk-ring kernels the default rows pick at split 1 (RING_DEFAULT) on those layers and at 2112 x 2048 (the
+    16-column kernels' last N in one wave), at the table's split and a non-dividing one, M = 1 / 8 (the M <= 8 lists)
+    and 9 / 16 (M = 9..16), odd M with bias."""
+    shapes = sorted({(N, K) for (o, _, N, K) in RING_DEFAULT if o == op} | {(2112, 2048)})
     for N, K in shapes:
-        for M in (9, 16):
+        for M in (1, 8, 9, 16):
             c = flygemm.explain(op, M, N, K, IN_DTYPE[op], "cuda")
             assert c["kernel"].startswith(FAMILY), (op, M, N, K, c)
             kt = -(-K // next(k["tile"][2] for k in decode_kernels(op) if k["name"] == c["kernel"]))
