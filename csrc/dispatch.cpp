@@ -60,6 +60,13 @@ namespace flygemm {
 // 32..288 tiles, M = 1 / 8) split 1 beat the 192-CTA split for every bulk kernel, e.g. fp8 m8n32.w4.bk2
 // 1 x 2048 x 2048 3.6 against 8.6 us; at K = 8192 / 8960 with 48..128 tiles the split was ahead for some
 // kernels (twenty-fifth session, H200, docs/PERF.md). Fewer tiles were not measured and keep the split.
+//
+// MXFP4 decode kernels with 8..32-row token tiles (the M = 5..32 default lists) take, like the .sw kernels, the
+// largest split that keeps their CTAs within one wave of one CTA per SM, unsplit from a wave of N tiles on. Their
+// time over the best split fell from 1.09-1.12x (geomean) at the 192-CTA target to 1.03-1.05x, and the default lists'
+// picks from 1.14-1.21x over the best kernel and split per layer to 1.06-1.09x (16 layers in no tuning run at M = 8 /
+// 16 / 32, splits 1..16, kernel time; the 192-CTA split lost up to 1.76x, 8 x 3072 x 1024; sixty-sixth session,
+// H200, tools/probes/mx-split-66.sh, docs/PERF.md). The 2- and 4-row kernels were not measured and keep the target.
 namespace {
 // One wave: the device's SMs when the query knows them (an H20 has 78, an H100 PCIe 114), else the SMs of the
 // part the arch's rules were measured on (sm_90a: the H100 SXM / H200's 132).
@@ -93,6 +100,10 @@ int64_t swapped_tiles(const KernelRecord& k, const Query& q) { return token_tile
 // A kernel whose consumer warps promote every 128-K block in fp32 (fp8 blockscale): those warps, not the weight
 // stream, bound each CTA, so it wants as many CTAs as one wave holds.
 bool promotes_per_k_block(const KernelRecord& k) { return std::strcmp(k.op, "gemm_a8w8_blockscale") == 0; }
+// An MXFP4 decode kernel whose split stops at one wave (see auto_split_k's comment).
+bool splits_within_one_wave(const KernelRecord& k) {
+  return std::strcmp(k.op, "gemm_mxfp4") == 0 && meta_int(k, "min_blocks_per_sm") > 0 && k.tile_m >= 8 && k.tile_m <= 32;
+}
 }  // namespace
 
 bool runs_stream_k(const KernelRecord& k) { return meta_int(k, "stream_k") > 0; }
@@ -120,6 +131,8 @@ int32_t auto_split_k(const KernelRecord& k, const Query& q) {
     if (split < min_split || k_tiles < kMinSwappedSplit * kMinSwappedSliceTiles) split = 1;
   } else if (meta_int(k, "w_bulk") > 0 && q.K <= kBulkUnsplitMaxK && n_tiles >= kBulkUnsplitMinTiles) {
     split = 1;
+  } else if (splits_within_one_wave(k)) {
+    split = one_wave(q) / n_tiles;
   } else {
     split = (kTargetCtas + n_tiles - 1) / n_tiles;
   }
