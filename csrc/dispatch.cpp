@@ -63,10 +63,11 @@ namespace flygemm {
 //
 // MXFP4 decode kernels with 8..32-row token tiles (the M = 5..32 default lists) take, like the .sw kernels, the
 // largest split that keeps their CTAs within one wave of one CTA per SM, unsplit from a wave of N tiles on. Their
-// time over the best split fell from 1.09-1.12x (geomean) at the 192-CTA target to 1.03-1.05x, and the default lists'
-// picks from 1.14-1.21x over the best kernel and split per layer to 1.06-1.09x (16 layers in no tuning run at M = 8 /
-// 16 / 32, splits 1..16, kernel time; the 192-CTA split lost up to 1.76x, 8 x 3072 x 1024; sixty-sixth session,
-// H200, tools/probes/mx-split-66.sh, docs/PERF.md). The 2- and 4-row kernels were not measured and keep the target.
+// time over their best split fell from 1.10-1.24x (geomean per bucket) at the 192-CTA target to 1.04-1.08x, and the
+// default lists' picks from 1.14-1.21x over the best kernel and split per layer to 1.06-1.09x (16 layers in no tuning
+// run at M = 8 / 16 / 32, splits 1..16, kernel time; the 192-CTA split lost up to 1.76x, 8 x 3072 x 1024; sixty-sixth
+// session, H200, tools/probes/mx-split-66.sh scored by tools/probes/split_rules.py, docs/PERF.md). The 2-, 4- and
+// 64-row kernels were not measured and keep the target.
 namespace {
 // One wave: the device's SMs when the query knows them (an H20 has 78, an H100 PCIe 114), else the SMs of the
 // part the arch's rules were measured on (sm_90a: the H100 SXM / H200's 132).

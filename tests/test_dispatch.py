@@ -1931,3 +1931,32 @@ def test_sm90a_h100_pick_shared_since_the_sixty_sixth_session():
     for device_name in ("", H100, "NVIDIA H200"):
         assert sm90a_lookup("gemm_a16w16", 16, 24576, 1536, device_name=device_name) == (
             "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", 1, "table")
+
+
+@pytest.mark.parametrize("M, N, K, kernel, split_k", [
+    # sixty-sixth session: the MXFP4 decode kernels with 8..32-row token tiles split within one wave of one CTA per SM
+    # (the largest split with N tiles x split <= 132), unsplit from 132 N tiles on; before, the 192-CTA target
+    (16, 3072, 1024, "m16n64.s3.p2.e4.img.sm90a", 2),    # 48 tiles (the target: 4)
+    (16, 4096, 2560, "m16n64.s3.p2.e4.img.sm90a", 2),    # 64 tiles (3)
+    (12, 2048, 3072, "m16n64.s3.p2.e4.img.sm90a", 4),    # 32 tiles (6)
+    (16, 1024, 8192, "m16n64.s3.p2.e4.img.sm90a", 8),    # 16 tiles (12)
+    (16, 1536, 1536, "m16n64.s3.p2.e4.img.sm90a", 5),    # 24 tiles (6)
+    (16, 8448, 2048, "m16n64.s3.p2.e4.img.sm90a", 1),    # 132 tiles (2)
+    (8, 3072, 1024, "m8n64.s3.p4.wgb.sm90a", 2),
+    (5, 8192, 2048, "m8n64.s3.p4.wgb.sm90a", 1),
+    (32, 6144, 1024, "m32n64.s3.p1.ib3.e4.img.sm90a", 1),
+    (24, 1024, 1024, "m32n64.s3.p1.ib3.e4.img.sm90a", 4),  # at most one slice per 256-K tile (8 by the wave)
+    (2, 3072, 1024, "m2n64k128.s3.p8.b4.wgn.sm90a", 4),   # the 2- and 4-row kernels keep the target (not measured)
+    (64, 3072, 1024, "m64n64k128.s4.p1.img.sm90a", 4),    # and the 64-row one
+])
+def test_sm90a_mxfp4_decode_split_within_one_wave(M, N, K, kernel, split_k):
+    for device_name in ("", H100, "NVIDIA H200"):
+        assert sm90a_lookup("gemm_mxfp4", M, N, K, device_name=device_name) == (MXFP4 + kernel, split_k, "default")
+
+
+def test_sm90a_mxfp4_decode_split_counts_the_devices_sms():
+    kernels, rows = sm90a_tables("gemm_mxfp4")
+    find = lambda N, sms: lookup_op(kernels, rows, "sm_90a", "gemm_mxfp4", "fp4_e2m1_x2", "bf16", 16, N, 4096, "", sms)
+    assert find(1024, 78) == MXFP4 + "m16n64.s3.p2.e4.img.sm90a,4,default"    # an H20: 78 // 16 tiles
+    assert find(1024, 114) == MXFP4 + "m16n64.s3.p2.e4.img.sm90a,7,default"   # an H100 PCIe: 114 // 16
+    assert find(1024, 0) == MXFP4 + "m16n64.s3.p2.e4.img.sm90a,8,default"     # the reference part: 132 // 16
