@@ -1086,7 +1086,7 @@ def test_default_list_without_a_one_wave_row_takes_the_cheapest_waves(op, M, N, 
     ("gemm_a8w8", "fp8_e4m3fn", 8, 4096, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n32.w4.bk2.sm90a", 1),
     # split rows that won once the reduce became a PDL dependent
     ("gemm_mxfp4", "fp4_e2m1_x2", 16, 2048, 7168, DEC + "mxfp4.fp4_e2m1_x2.bf16.m16n64k128.s4.p8.wgb.sm90a", 4),
-    ("gemm_mxfp8", "fp8_e4m3fn", 16, 2112, 7168, DEC + "mxfp8.fp8_e4m3fn.bf16.m16n64.wg.sm90a", 4),
+    ("gemm_mxfp8", "fp8_e4m3fn", 16, 2112, 7168, DEC + "mxfp8.fp8_e4m3fn.bf16.m16n64.wg.sm90a", 6),  # 6: sixty-sixth session
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 8, 10240, 8192, DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m8n64.w1.b4.wg.sm90a", 2),
 ])
 def test_sm90a_rows_of_the_twenty_third_session(op, in_dtype, M, N, K, kernel, split_k):
@@ -1892,7 +1892,6 @@ def test_sm90a_ring_default_rows(op, M, N, K, kernel, split_k):
     ("gemm_mxfp4", 2, 10240, 8192, (MXFP4 + "m2n64k128.s3.p8.b4.wgn.sm90a", 2), (MXFP4 + "m2n64k128.s3.p8.b4.wgn.sm90a", 4)),
     ("gemm_mxfp4", 3, 7168, 16384, (MXFP4 + "m4n64.s4.p3.wgn.sm90a", 2), (MXFP4 + "m4n64.s4.p3.rf.wgn.sm90a", 2)),
     ("gemm_mxfp4", 4, 10240, 8192, (MXFP4 + "m4n64.s4.p3.rf.wgn.sm90a", 1), (MXFP4 + "m4n64.s4.p3.rf.wgn.sm90a", 2)),
-    ("gemm_mxfp8", 16, 2112, 7168, (MXFP8 + "m16n64.wg.sm90a", 6), (MXFP8 + "m16n64.wg.sm90a", 4)),
 ])
 def test_sm90a_h100_decode_rows_of_the_sixty_third_and_sixty_fourth_sessions(op, M, N, K, h100, shared):
     assert sm90a_lookup(op, M, N, K, device_name=H100) == (*h100, "table")
@@ -1926,11 +1925,14 @@ def test_sm90a_h100_rows_of_the_sixty_sixth_session(op, M, N, K, h100, shared):
         assert sm90a_lookup(op, M, N, K, device_name=device_name) == (*shared, "table")
 
 
-def test_sm90a_h100_pick_shared_since_the_sixty_sixth_session():
-    # the sixty-third session's H100 pick for bf16 16 x 24576 x 1536 won on the H200 too (0.896 / 0.978): shared now
+@pytest.mark.parametrize("op, M, N, K, kernel, split_k", [
+    # H100 picks of the sixty-third / sixty-fourth sessions that won on the H200 too (sixty-sixth session): shared now
+    ("gemm_a16w16", 16, 24576, 1536, "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", 1),   # 0.896 / 0.978
+    ("gemm_mxfp8", 16, 2112, 7168, MXFP8 + "m16n64.wg.sm90a", 6),                          # 0.949 / 0.946
+])
+def test_sm90a_h100_picks_shared_since_the_sixty_sixth_session(op, M, N, K, kernel, split_k):
     for device_name in ("", H100, "NVIDIA H200"):
-        assert sm90a_lookup("gemm_a16w16", 16, 24576, 1536, device_name=device_name) == (
-            "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", 1, "table")
+        assert sm90a_lookup(op, M, N, K, device_name=device_name) == (kernel, split_k, "table")
 
 
 @pytest.mark.parametrize("M, N, K, kernel, split_k", [
