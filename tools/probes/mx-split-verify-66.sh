@@ -6,8 +6,5 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
-source tools/probes/build_ext.sh
-timeout ${MV_AB_T:-120} python3 tools/ab.py --pairs tools/probes/mx-split-66.pairs --rounds 2 > "$OUT/mx-split-ab.txt" 2>&1
-echo "ab rc $? at $((SECONDS - start)) s"
-grep median "$OUT/mx-split-ab.txt" | sed 's/gemm_splitk_decode\.mxfp4\.fp4_e2m1_x2\.bf16\.//g' | cut -c1-130
-DT_K="" DT_LOG=mx-split-tests.log DT_T=${MV_TEST_T:-60} source tools/probes/decode_tests.sh
+DC_NAME=mx-split DC_PAIRS=tools/probes/mx-split-66.pairs DC_K="" DC_AB_T=${MV_AB_T:-150} DC_TEST_T=${MV_TEST_T:-90} \
+  source tools/probes/default_check.sh
