@@ -206,12 +206,12 @@ const DispatchRow* pick_bucket(const std::vector<const DispatchRow*>& rows, int6
 // four kernels and m8n32.w4.bk2 per shape (geomean; worst 1.25) against 1.11-1.14x for the wgmma kernel alone
 // (worst 1.70; twenty-fifth session, H200, docs/PERF.md).
 //
-// A decode kernel at a fixed split (the M = 9..16 bulk-ring rows, split 1) answers from kFixedSplitMinCtas CTAs to
-// one wave of one CTA per SM, whatever CTAs per SM it is sized for: those rows were chosen on layers of 64..132 CTAs,
-// where the unsplit ring beat the .sw tile kernels at their automatic split (H100 event time, old / new default,
-// 16 x 1280..2112 x 4096..10240: 0.76-0.87). With fewer CTAs long K slices lose (16 x 768 x 14336, 48 CTAs: 1.07-1.15x
-// the .sw kernel's time; 16 x 1024 x 14336, 64 CTAs: 0.94-1.00), and bf16's two-CTA 32-column ring past one CTA per SM
-// lost 1.04-1.07x at 16 x 5632..8448 x 2048..4096 (sixty-fifth session, docs/measurements/2026-12-06-h100-65-*).
+// A decode kernel at a fixed split (the bulk-ring rows of the M <= 8 and M = 9..16 lists and MXFP4's m8n32 row at
+// M = 5..8, all split 1) answers from fixed_split_min_ctas CTAs to one wave of one CTA per SM, whatever CTAs per SM it
+// is sized for: those rows were chosen on layers of 64..132 CTAs, where the unsplit ring beat the .sw tile kernels at
+// their automatic split (H100 event time, old / new default, 16 x 1280..2112 x 4096..10240: 0.76-0.87), and bf16's
+// two-CTA 32-column ring past one CTA per SM lost 1.04-1.07x at 16 x 5632..8448 x 2048..4096 (sixty-fifth session,
+// docs/measurements/2026-12-06-h100-65-*).
 //
 // A plain tile kernel in a default row that is not the bucket's last answers only while its tiles times the
 // row's fixed split (1 for an automatic one, which aims past one wave by design) fit in one wave (the persistent
@@ -220,6 +220,31 @@ const DispatchRow* pick_bucket(const std::vector<const DispatchRow*>& rows, int6
 // t128x128x64 66.0 us, t128x256x64 46.2; twenty-seventh session, H200, docs/PERF.md). The last row always
 // answers, so a list of tile kernels ends at the widest tile instead of falling back to its first row.
 constexpr int64_t kFixedSplitMinCtas = 64;
+
+// Below 64 CTAs the unsplit ring of the 16-row kernels still wins while each CTA's K slice is short, and at 64 CTAs it
+// loses once the slice is long: its lower edge is K / 192 CTAs, at least 32. The 16-row ring at split 1 against the .sw
+// tile kernel at its automatic split, 16 x 512..2048 x 1024..20480 (32..128 CTAs), three runs of 2 rounds (sixty-seventh
+// session, H100, event time, docs/measurements/2026-12-06-h100-67-m16-edge-ab-*): at K <= 3072 the ring took 0.73-0.93x
+// the time from 32 CTAs on; at K = 6144 32 CTAs lost for bf16 (1.05) and 48 won (0.92-0.97); at K = 10240 48 CTAs lost
+// (1.00-1.06) and 64 won (0.88-0.94); at K = 20480 64 CTAs lost for fp8 / blockscale (1.02 / 1.11). The H200 agrees
+// where it was measured (sixty-sixth session): 32 CTAs at K = 2048 0.82-0.84, 32 at K = 7168 and 48 at K = 14336
+// 1.16-1.29, 64 at K = 14336 1.00-1.10. The 8-row rings keep 64 CTAs, where they were measured.
+constexpr int64_t kRingKPerCta = 192;
+constexpr int64_t kRingMinCtas16 = 32;
+
+// MXFP4 at M = 5..8: m8n32 unsplit beats the list's .wgb kernel at its one-wave split from 64 CTAs while K is short, and
+// from fewer K per CTA than the bulk rings: K / 44 CTAs, at least 64. m8n32 at split 1 against the .wgb kernel, M = 5 / 8,
+// 20 layers, two runs of 2 rounds (sixty-seventh session, H100, event time, docs/measurements/2026-12-06-h100-67-mx-m8-
+// order-ab*): 72..132 CTAs at K = 1024..3072 0.76-0.95x the .wgb kernel's time; 88 CTAs at K = 4096 / 5120 1.04 / 1.05,
+// 120 CTAs there 0.97 / 0.92; 56 CTAs 0.96-1.05. The sixty-sixth session's H200 sweep (kernel time) agrees: m8n32 0.68-0.84
+// at 80..128 CTAs and K <= 3072, 1.00 at 96 CTAs and K = 4096, 1.03 at 64 CTAs and K = 3072.
+constexpr int64_t kMxfp4KPerCta = 44;
+
+int64_t fixed_split_min_ctas(const KernelRecord& k, const Query& q) {
+  if (std::strcmp(k.op, "gemm_mxfp4") == 0) return std::max(kFixedSplitMinCtas, (q.K + kMxfp4KPerCta - 1) / kMxfp4KPerCta);
+  if (k.tile_m == 16) return std::max(kRingMinCtas16, (q.K + kRingKPerCta - 1) / kRingKPerCta);
+  return kFixedSplitMinCtas;
+}
 
 bool default_row_fits_one_wave(const DispatchRow& r, const KernelRecord& k, const Query& q, bool last_row) {
   if (swaps_operands(k)) return swapped_tiles(k, q) <= one_wave(q);
@@ -230,7 +255,7 @@ bool default_row_fits_one_wave(const DispatchRow& r, const KernelRecord& k, cons
   }
   const int64_t n_tiles = (q.N + std::max(1, k.tile_n) - 1) / std::max(1, k.tile_n);
   const int64_t ctas = n_tiles * row_split_k(r, k, q);
-  if (r.split_k > 0) return ctas >= kFixedSplitMinCtas && ctas <= one_wave(q);  // see above
+  if (r.split_k > 0) return ctas >= fixed_split_min_ctas(k, q) && ctas <= one_wave(q);  // see above
   return ctas <= per_sm * one_wave(q);
 }
 

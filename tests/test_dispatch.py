@@ -681,7 +681,7 @@ def sm90a_lookup(op, M, N, K, device_name=""):
     # untuned shapes: the bucket's .wgn / .wgb default row when K % 128 == 0, else the row after it
     (1, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m2n64k128.s3.p8.b4.wgn.sm90a", "default"),
     (3, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m4n64.s4.p3.wgn.sm90a", "default"),
-    (8, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m8n64.s3.p4.wgb.sm90a", "default"),
+    (8, 4096, 4096, "mxfp4.fp4_e2m1_x2.bf16.m8n32.sm90a", "default"),  # unsplit since the sixty-seventh session
     (8, 4096, 4064, "mxfp4.fp4_e2m1_x2.bf16.m8n32.sm90a", "default"),
     (1, 4096, 4064, "mxfp4.fp4_e2m1_x2.bf16.m8n32.sm90a", "default"),
     (5, 4096, 4064, "mxfp4.fp4_e2m1_x2.bf16.m8n32.sm90a", "default"),
@@ -999,9 +999,9 @@ SW128x64 = {"gemm_a16w16": "gemm_a16w16.bf16.bf16.t128x64x64.sk8.sw.sm90a",
     ("gemm_a16w16", 70, 576, 7168, SW64["gemm_a16w16"], 4, "table"),
     ("gemm_a8w8", 90, 7168, 1536, SW96["gemm_a8w8"], 1, "default"),   # its exact row lost at M = 88 (A/B): dropped
     ("gemm_a8w8_blockscale", 90, 7168, 1536, SW128x64["gemm_a8w8_blockscale"], 1, "table"),
-    # lists ordered narrow-first are not affected: at M = 16 t64x32.sw answers on 15 tiles unsplit (below the
-    # bulk-ring rows' 64 CTAs)
-    ("gemm_a16w16", 16, 960, 1024, "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", 1, "default"),
+    # lists ordered narrow-first are not affected: at M = 16 t64x32.sw answers on 8 tiles unsplit (below the
+    # bulk-ring rows' 32 CTAs)
+    ("gemm_a16w16", 16, 480, 1024, "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", 1, "default"),
 ])
 def test_sm90a_m65_to_96_swapped_rows_short_of_ctas_defer(op, M, N, K, kernel, split_k, source):
     assert sm90a_lookup(op, M, N, K) == (kernel, split_k, source)
@@ -1834,7 +1834,6 @@ BF16_SW, FP8_SW = "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", "gemm_a8w8.fp8
     # sixty-fifth session: the M = 9..16 (and M <= 8) default lists open with bulk-ring decode kernels at split 1, each
     # answering from 64 CTAs to one wave of one CTA per SM (132 on the reference part); past that the .sw tile kernels
     ("gemm_a16w16", 16, 1536, 3072, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),
-    ("gemm_a16w16", 9, 1024, 14336, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),   # 64 CTAs
     ("gemm_a16w16", 16, 1008, 14336, BF16_SW, 8),                                         # 63: too few
     ("gemm_a16w16", 16, 2112, 2048, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),   # 132
     ("gemm_a16w16", 16, 2128, 2048, DEC + "a16w16.bf16.bf16.m16n32.w4.bk2.np.sm90a", 1),   # 133 16-column tiles
@@ -1860,6 +1859,20 @@ BF16_SW, FP8_SW = "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", "gemm_a8w8.fp8
     ("gemm_a8w8_blockscale", 16, 1536, 4096, DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m16n16.w7.bk3.np.sm90a", 1),
     ("gemm_a8w8_blockscale", 16, 512, 7168, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 8),
     ("gemm_a8w8_blockscale", 16, 30720, 2048, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1),
+    # sixty-seventh session: the 16-row rings' lower edge is K / 192 CTAs, at least 32 (csrc/dispatch.cpp
+    # fixed_split_min_ctas); the 8-row rings keep 64
+    ("gemm_a16w16", 9, 1024, 12288, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),   # 64 CTAs >= 12288 / 192
+    ("gemm_a16w16", 9, 1024, 12480, BF16_SW, 8),                                          # 64 < 65
+    ("gemm_a16w16", 16, 1024, 14336, BF16_SW, 8),                                         # 64 < 75 (was the ring)
+    ("gemm_a16w16", 16, 512, 6144, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),    # 32 CTAs
+    ("gemm_a16w16", 16, 512, 6336, BF16_SW, 8),                                           # 32 < 33
+    ("gemm_a16w16", 16, 960, 1024, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),    # 60 (was the .sw tile)
+    ("gemm_a16w16", 16, 496, 1024, BF16_SW, 1),                                           # 31: too few
+    ("gemm_a16w16", 16, 1536, 20480, BF16_SW, 5),                                         # 96 < 107
+    ("gemm_a16w16", 16, 2112, 24576, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),  # 132 >= 128
+    ("gemm_a8w8", 16, 768, 9216, DEC + "a8w8.fp8_e4m3fn.bf16.m16n16.w7.bk4.rr.np.sm90a", 1),  # 48 CTAs
+    ("gemm_a8w8_blockscale", 16, 768, 9344, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 8),
+    ("gemm_a8w8", 8, 2048, 1024, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w7.bk4.np.sm90a", 1),   # 128 CTAs
 ])
 def test_sm90a_ring_default_rows(op, M, N, K, kernel, split_k):
     for device_name in ("", H100, "NVIDIA H200"):
@@ -1944,7 +1957,7 @@ def test_sm90a_h100_picks_shared_since_the_sixty_sixth_session(op, M, N, K, kern
     (16, 1024, 8192, "m16n64.s3.p2.e4.img.sm90a", 8),    # 16 tiles (12)
     (16, 1536, 1536, "m16n64.s3.p2.e4.img.sm90a", 5),    # 24 tiles (6)
     (16, 8448, 2048, "m16n64.s3.p2.e4.img.sm90a", 1),    # 132 tiles (2)
-    (8, 3072, 1024, "m8n64.s3.p4.wgb.sm90a", 2),
+    (8, 3072, 5120, "m8n64.s3.p4.wgb.sm90a", 2),    # 48 tiles (4; m8n32's 96 tiles are short of 5120 / 44)
     (5, 8192, 2048, "m8n64.s3.p4.wgb.sm90a", 1),
     (32, 6144, 1024, "m32n64.s3.p1.ib3.e4.img.sm90a", 1),
     (24, 1024, 1024, "m32n64.s3.p1.ib3.e4.img.sm90a", 4),  # at most one slice per 256-K tile (8 by the wave)
@@ -1952,6 +1965,23 @@ def test_sm90a_h100_picks_shared_since_the_sixty_sixth_session(op, M, N, K, kern
     (64, 3072, 1024, "m64n64k128.s4.p1.img.sm90a", 4),    # and the 64-row one
 ])
 def test_sm90a_mxfp4_decode_split_within_one_wave(M, N, K, kernel, split_k):
+    for device_name in ("", H100, "NVIDIA H200"):
+        assert sm90a_lookup("gemm_mxfp4", M, N, K, device_name=device_name) == (MXFP4 + kernel, split_k, "default")
+
+
+@pytest.mark.parametrize("M, N, K, kernel, split_k", [
+    # sixty-seventh session: at M = 5..8 m8n32 unsplit opens the MXFP4 list from max(64, K / 44) CTAs to one wave
+    # (csrc/dispatch.cpp fixed_split_min_ctas); elsewhere the .wgb kernel at its one-wave split as before
+    (8, 3072, 4096, "m8n32.sm90a", 1),            # 96 CTAs >= 4096 / 44
+    (8, 2816, 4096, "m8n64.s3.p4.wgb.sm90a", 3),  # 88 < 94
+    (8, 2048, 2816, "m8n32.sm90a", 1),            # 64 CTAs
+    (8, 2016, 2816, "m8n64.s3.p4.wgb.sm90a", 4),  # 63: too few
+    (5, 4224, 1024, "m8n32.sm90a", 1),            # 132: one wave
+    (8, 4256, 1024, "m8n64.s3.p4.wgb.sm90a", 1),  # 133: past it
+    (8, 8192, 2048, "m8n64.s3.p4.wgb.sm90a", 1),
+    (4, 4096, 1024, "m4n64.s4.p3.wgn.sm90a", 3),  # M <= 4: its own list
+])
+def test_sm90a_mxfp4_m8_list_opens_with_m8n32_unsplit(M, N, K, kernel, split_k):
     for device_name in ("", H100, "NVIDIA H200"):
         assert sm90a_lookup("gemm_mxfp4", M, N, K, device_name=device_name) == (MXFP4 + kernel, split_k, "default")
 
