@@ -221,16 +221,32 @@ const DispatchRow* pick_bucket(const std::vector<const DispatchRow*>& rows, int6
 // answers, so a list of tile kernels ends at the widest tile instead of falling back to its first row.
 constexpr int64_t kFixedSplitMinCtas = 64;
 
-// Below 64 CTAs the unsplit ring of the 16-row kernels still wins while each CTA's K slice is short, and at 64 CTAs it
-// loses once the slice is long: its lower edge is K / 192 CTAs, at least 32. The 16-row ring at split 1 against the .sw
-// tile kernel at its automatic split, 16 x 512..2048 x 1024..20480 (32..128 CTAs), three runs of 2 rounds (sixty-seventh
-// session, H100, event time, docs/measurements/2026-12-06-h100-67-m16-edge-ab-*): at K <= 3072 the ring took 0.73-0.93x
-// the time from 32 CTAs on; at K = 6144 32 CTAs lost for bf16 (1.05) and 48 won (0.92-0.97); at K = 10240 48 CTAs lost
-// (1.00-1.06) and 64 won (0.88-0.94); at K = 20480 64 CTAs lost for fp8 / blockscale (1.02 / 1.11). The H200 agrees
-// where it was measured (sixty-sixth session): 32 CTAs at K = 2048 0.82-0.84, 32 at K = 7168 and 48 at K = 14336
-// 1.16-1.29, 64 at K = 14336 1.00-1.10. The 8-row rings keep 64 CTAs, where they were measured.
+// Below 64 CTAs the unsplit ring still wins while each CTA's K slice is short; at 64 CTAs and beyond the 16-row ring
+// loses once the slice is long. The 16-row rings answer from max(32, K / 144) CTAs while that is below 64, else from
+// max(64, K / 192); the 8-row rings from max(32, K / 192) CTAs while that is below 64, else from 64.
+// 16-row ring at split 1 against the .sw tile kernel at its automatic split, 16 x 512..2048 x 1024..20480 (32..128
+// CTAs), three runs of 2 rounds (sixty-seventh session, H100, event time, docs/measurements/2026-12-06-h100-67-m16-edge-
+// ab-*): at K <= 3072 the ring took 0.73-0.93x the time from 32 CTAs on; at K = 6144 32 CTAs lost for bf16 (1.05) and 48
+// won (0.92-0.97); at K = 10240 48 CTAs lost (1.00-1.06) and 64 won (0.88-0.94); at K = 20480 64 CTAs lost for fp8 /
+// blockscale (1.02 / 1.11). Out of sample (sixty-eighth session, H100, docs/measurements/2026-12-07-h100-68-edge-verify-
+// ab.txt) a K / 192 edge below 64 CTAs lost at 40 CTAs x K = 7680 (1.02-1.10) and 56 x 9728 (1.00-1.05) and broke even
+// at 56 x 7680: below 64 CTAs the slice the ring carries is shorter, K / 144. The H200 agrees where it was measured
+// (sixty-sixth session): 32 CTAs at K = 2048 0.82-0.84, 32 at K = 7168 and 48 at K = 14336 1.16-1.29, 64 at K = 14336
+// 1.00-1.10. The 8-row rings at split 1 against the table's pick (m8n32 / m8n16.w6 at their automatic split), 8 x
+// 512..896 x 1024..14336 (32..56 CTAs; sixty-eighth session, H100, docs/measurements/2026-12-07-h100-68-m8-edge-ab.txt):
+// 0.77-0.96 up to 224 K per CTA (fp8 at K = 1024 1.00-1.02), 1.01-1.11 at 32..48 CTAs x K = 14336 for bf16 /
+// blockscale; their edge keeps a margin for the H200, whose 16-row losses began at shorter slices.
+constexpr int64_t kRingKPerCtaBelow64 = 144;
 constexpr int64_t kRingKPerCta = 192;
-constexpr int64_t kRingMinCtas16 = 32;
+constexpr int64_t kRingMinCtas = 32;
+
+int64_t ring_min_ctas(int64_t tile_m, int64_t K) {
+  const int64_t long_slice = std::max(kRingMinCtas, (K + kRingKPerCta - 1) / kRingKPerCta);
+  if (tile_m == 8) return std::min(kFixedSplitMinCtas, long_slice);
+  if (tile_m != 16) return kFixedSplitMinCtas;  // no other fixed-split decode row was measured below 64 CTAs
+  const int64_t short_slice = std::max(kRingMinCtas, (K + kRingKPerCtaBelow64 - 1) / kRingKPerCtaBelow64);
+  return short_slice < kFixedSplitMinCtas ? short_slice : std::max(kFixedSplitMinCtas, long_slice);
+}
 
 // MXFP4 at M = 5..8: m8n32 unsplit beats the list's .wgb kernel at its one-wave split from 64 CTAs while K is short, and
 // from fewer K per CTA than the bulk rings: K / 44 CTAs, at least 64. m8n32 at split 1 against the .wgb kernel, M = 5 / 8,
@@ -242,8 +258,7 @@ constexpr int64_t kMxfp4KPerCta = 44;
 
 int64_t fixed_split_min_ctas(const KernelRecord& k, const Query& q) {
   if (std::strcmp(k.op, "gemm_mxfp4") == 0) return std::max(kFixedSplitMinCtas, (q.K + kMxfp4KPerCta - 1) / kMxfp4KPerCta);
-  if (k.tile_m == 16) return std::max(kRingMinCtas16, (q.K + kRingKPerCta - 1) / kRingKPerCta);
-  return kFixedSplitMinCtas;
+  return ring_min_ctas(k.tile_m, q.K);
 }
 
 bool default_row_fits_one_wave(const DispatchRow& r, const KernelRecord& k, const Query& q, bool last_row) {

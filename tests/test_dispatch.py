@@ -234,7 +234,7 @@ def test_one_wave_is_the_devices_sm_count():
 def test_decode_default_row_answers_only_within_one_wave():
     """A decode kernel in a default row (its metadata names the CTAs per SM it is built for) answers only while
     its N tiles x automatic split fit in one wave of that many CTAs on each of 132 SMs, and at a fixed split while its
-    CTAs number 64 to 132; otherwise the bucket's next row does, and with no row fitting the first row. Kernels without
+    CTAs number from the ring edge (csrc/dispatch.cpp ring_min_ctas; 8-row tiles: 32 at K = 4096) to 132; otherwise the bucket's next row does, and with no row fitting the first row. Kernels without
     the key are not subject to it."""
     kernels = ("k_n16,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,16,16,256,plain,,8,0,4,0\n"
                "k_n64,sm_90a,gemm_a8w8,fp8_e4m3fn,bf16,16,1,16,64,256,plain,,8,0,2,0\n"
@@ -258,7 +258,10 @@ def test_decode_default_row_answers_only_within_one_wave():
     assert find(16, 4224) == ("k_n64", 2, "default")    # 66 x 2 = 132
     assert find(16, 4288) == ("k_tile", 1, "default")   # 67 x 2 = 134
     assert find(16, 2048) == ("k_n64", 2, "default")    # 32 x 2 = 64
-    assert find(16, 1984) == ("k_tile", 1, "default")   # 31 x 2 = 62: too few
+    # below 64 CTAs an 8-row kernel at a fixed split answers from max(32, K / 192) (sixty-eighth session)
+    assert find(16, 1984) == ("k_n64", 2, "default")    # 31 x 2 = 62 >= 32
+    assert find(16, 1024) == ("k_n64", 2, "default")    # 16 x 2 = 32
+    assert find(16, 960) == ("k_tile", 1, "default")    # 15 x 2 = 30: too few
 
 
 def test_tile_default_row_answers_within_one_wave_unless_last():
@@ -761,8 +764,9 @@ DEC = "gemm_splitk_decode."
      "default"),  # wg: 144 tiles at split 2 > 264
     ("gemm_a8w8", "fp8_e4m3fn", 4, 30720, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n64.w1.b4.wg.sm90a", 1, "default"),
     ("gemm_a8w8", "fp8_e4m3fn", 4, 65536, 4096, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 1, "default"),
-    ("gemm_a8w8", "fp8_e4m3fn", 1, 1008, 2048, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 1, "default"),  # 63 CTAs
-    ("gemm_a8w8", "fp8_e4m3fn", 1, 1008, 8192, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 4, "default"),
+    # (sixty-eighth session: below 64 CTAs the ring answers from max(32, K / 192); these stay below its edge)
+    ("gemm_a8w8", "fp8_e4m3fn", 1, 496, 2048, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 7, "default"),  # 31 CTAs
+    ("gemm_a8w8", "fp8_e4m3fn", 1, 1008, 12288, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 4, "default"),
     # blockscale / MXFP8 M <= 8: the one-warpgroup wgmma kernel (4 per SM) where m8n64.wg (2 per SM) would need a
     # partial second wave (180 tiles at split 2 = 360 CTAs)
     ("gemm_a8w8_blockscale", "fp8_e4m3fn", 4, 11520, 4096,
@@ -1859,20 +1863,30 @@ BF16_SW, FP8_SW = "gemm_a16w16.bf16.bf16.t64x32x64.sk8.sw.sm90a", "gemm_a8w8.fp8
     ("gemm_a8w8_blockscale", 16, 1536, 4096, DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m16n16.w7.bk3.np.sm90a", 1),
     ("gemm_a8w8_blockscale", 16, 512, 7168, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 8),
     ("gemm_a8w8_blockscale", 16, 30720, 2048, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 1),
-    # sixty-seventh session: the 16-row rings' lower edge is K / 192 CTAs, at least 32 (csrc/dispatch.cpp
-    # fixed_split_min_ctas); the 8-row rings keep 64
+    # sixty-seventh / sixty-eighth sessions: the rings' lower edge follows K (csrc/dispatch.cpp ring_min_ctas): 16-row
+    # rings from max(32, K / 144) CTAs below 64, else max(64, K / 192); 8-row rings from max(32, K / 192) up to 64
     ("gemm_a16w16", 9, 1024, 12288, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),   # 64 CTAs >= 12288 / 192
     ("gemm_a16w16", 9, 1024, 12480, BF16_SW, 8),                                          # 64 < 65
     ("gemm_a16w16", 16, 1024, 14336, BF16_SW, 8),                                         # 64 < 75 (was the ring)
-    ("gemm_a16w16", 16, 512, 6144, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),    # 32 CTAs
-    ("gemm_a16w16", 16, 512, 6336, BF16_SW, 8),                                           # 32 < 33
+    ("gemm_a16w16", 16, 512, 4608, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),    # 32 CTAs
+    ("gemm_a16w16", 16, 512, 6144, BF16_SW, 8),                                           # 32 < 43 (was the ring)
+    ("gemm_a16w16", 16, 640, 5760, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),    # 40 >= 5760 / 144
+    ("gemm_a16w16", 16, 640, 5888, BF16_SW, 8),                                           # 40 < 41
+    ("gemm_a16w16", 16, 1008, 9072, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),   # 63 >= 9072 / 144
+    ("gemm_a16w16", 16, 1008, 9216, BF16_SW, 8),                                          # 63 < 64
     ("gemm_a16w16", 16, 960, 1024, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),    # 60 (was the .sw tile)
     ("gemm_a16w16", 16, 496, 1024, BF16_SW, 1),                                           # 31: too few
     ("gemm_a16w16", 16, 1536, 20480, BF16_SW, 5),                                         # 96 < 107
     ("gemm_a16w16", 16, 2112, 24576, DEC + "a16w16.bf16.bf16.m16n16.w8.bk3.np.sm90a", 1),  # 132 >= 128
-    ("gemm_a8w8", 16, 768, 9216, DEC + "a8w8.fp8_e4m3fn.bf16.m16n16.w7.bk4.rr.np.sm90a", 1),  # 48 CTAs
+    ("gemm_a8w8", 16, 768, 6912, DEC + "a8w8.fp8_e4m3fn.bf16.m16n16.w7.bk4.rr.np.sm90a", 1),  # 48 CTAs
+    ("gemm_a8w8", 16, 768, 9216, FP8_SW, 8),                                                 # 48 < 64 (was the ring)
     ("gemm_a8w8_blockscale", 16, 768, 9344, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x32x128.sk8.sw.sm90a", 8),
     ("gemm_a8w8", 8, 2048, 1024, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w7.bk4.np.sm90a", 1),   # 128 CTAs
+    ("gemm_a16w16", 8, 512, 6144, DEC + "a16w16.bf16.bf16.m8n16.w7k256.bk2.sm90a", 1),     # 32 (was m8n32:12)
+    ("gemm_a16w16", 8, 512, 6336, DEC + "a16w16.bf16.bf16.m8n32.w4.bk2.sm90a", 12),         # 32 < 33
+    ("gemm_a8w8", 1, 768, 14336, DEC + "a8w8.fp8_e4m3fn.bf16.m8n16.w6.bk1.sm90a", 4),        # 48 < 64
+    ("gemm_a8w8_blockscale", 5, 1008, 12096, DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m8n16.w7.bk4.np.sm90a", 1),  # 63
+    ("gemm_a8w8_blockscale", 5, 1008, 12288, DEC + "a8w8_blockscale.fp8_e4m3fn.bf16.m8n32.w4.bk2.sm90a", 6),  # < 64
 ])
 def test_sm90a_ring_default_rows(op, M, N, K, kernel, split_k):
     for device_name in ("", H100, "NVIDIA H200"):
