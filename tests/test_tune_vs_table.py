@@ -54,15 +54,15 @@ WGMMA_FP8 = "gemm_splitk_decode.a8w8.fp8_e4m3fn.bf16.m8n64.wg.sm90a"
 
 
 def test_a_candidate_timed_at_the_automatic_split_stands_for_a_split_k_0_row(tool, tmp_path, capsys):
-    """tools/tune.py times ":0" as the automatic split; 1 x 1008 x 8192 has no exact row, so the table's pick is the
-    M <= 8 default row (split_k 0, resolved to 4 for 63 N tiles, below the bulk-ring rows' 64 CTAs) and its ":0" time
-    is the pick's time."""
+    """tools/tune.py times ":0" as the automatic split; 1 x 1008 x 12288 has no exact row, so the table's pick is the
+    M <= 8 default row (split_k 0, resolved to 4 for 63 N tiles, below the bulk-ring rows' edge of 64 CTAs at this K)
+    and its ":0" time is the pick's time."""
     if not (ROOT / "build/kernels/sm_90a" / DEFAULT_FP8 / "result.json").exists():
         pytest.skip("needs the sm_90a kernel build")
     log = tmp_path / "tune.log"
     log.write_text(
-        f"     1   1008   8192 *{WGMMA_FP8}  0  9.0  3.7  1870  1.5  0.00e+00\n"
-        f"     1   1008   8192  {DEFAULT_FP8}  0  10.0  3.4  1680  1.3  0.00e+00\n")
+        f"     1   1008  12288 *{WGMMA_FP8}  0  9.0  3.7  1870  1.5  0.00e+00\n"
+        f"     1   1008  12288  {DEFAULT_FP8}  0  10.0  3.4  1680  1.3  0.00e+00\n")
     assert tool.main([str(log), "--gain", "1.02"]) == 0
     printed = capsys.readouterr().out
     assert f"table {DEFAULT_FP8}:4 (default) 10.0" in printed
