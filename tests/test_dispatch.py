@@ -1648,7 +1648,16 @@ TWINNED = [("gemm_a16w16", ("bf16", "bf16"), ("fp16", "fp16"), "all"),
            ("gemm_a8w8", ("fp8_e4m3fn", "bf16"), ("fp8_e4m3fn", "fp16"), "default"),
            ("gemm_a8w8.row_scales", ("fp8_e4m3fn", "bf16"), ("fp8_e4m3fn", "fp16"), "default"),
            ("gemm_a8w8", ("int8", "bf16"), ("int8", "fp16"), "all"),
-           ("gemm_a8w8_blockscale", ("fp8_e4m3fn", "bf16"), ("fp8_e4m3fn", "fp16"), "default")]
+           ("gemm_a8w8_blockscale", ("fp8_e4m3fn", "bf16"), ("fp8_e4m3fn", "fp16"), "default"),
+           ("gemm_a16w16", ("bf16", "bf16"), ("bf16", "fp32"), "default"),
+           ("gemm_a16w16", ("bf16", "bf16"), ("fp16", "fp32"), "default"),
+           ("gemm_a8w8", ("fp8_e4m3fn", "bf16"), ("fp8_e4m3fn", "fp32"), "default"),
+           ("gemm_a8w8.row_scales", ("fp8_e4m3fn", "bf16"), ("fp8_e4m3fn", "fp32"), "default"),
+           ("gemm_a8w8", ("int8", "bf16"), ("int8", "fp32"), "default")]
+
+
+# The tile of the fp32-output rows past M = 4096 (sm_90a.csv), which replace the twin copies of that bucket.
+FP32_ROWS_PAST_4096 = {"gemm_a16w16": "t128x256x64", "gemm_a8w8": "t128x256x128"}
 
 
 def without_exact_rows(rows: str, dtypes: tuple) -> str:
@@ -1664,10 +1673,15 @@ def without_exact_rows(rows: str, dtypes: tuple) -> str:
                                  (2112, 7168), (1000, 4128)])
 @pytest.mark.parametrize("op,dtypes,twin,scope", TWINNED, ids=lambda v: ".".join(v) if isinstance(v, tuple) else v)
 def test_twin_dtypes_take_the_measured_rows_twin(op, dtypes, twin, scope, M, N, K):
-    """fp16 gemm_a16w16 and the fp8 / int8 ops' fp16 outputs had no rows of their own (one 128 x 128 tile for every
-    shape, 16 CTAs at N = 2048); with the twins each picks the twin of whatever the measured rows pick (for twins of
+    """fp16 gemm_a16w16 and the fp8 / int8 ops' fp16 and fp32 outputs had no rows of their own (one 128 x 128 tile for
+    every shape, 16 CTAs at N = 2048); with the twins each picks the twin of whatever the measured rows pick (for twins of
     the default rows only: the measured default rows), with the same split_k and from the same kind of row."""
     kernels, rows = sm90a_tables(op)
+    base = op.split(".")[0]
+    if twin[1] == "fp32" and twin[0] != "int8" and M > 4096:  # sm_90a.csv's own fp32 rows past M = 4096 answer there
+        picked = lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=twin[0], out_dtype="fp32")
+        assert picked == (f"{base}.{twin[0]}.fp32.{FP32_ROWS_PAST_4096[base]}.sm90a", 1, "default")
+        return
     measured_rows = rows if scope == "all" else without_exact_rows(rows, dtypes)
     measured = lookup(M, N, K, kernels=kernels, rows=measured_rows, arch="sm_90a", op=op, in_dtype=dtypes[0],
                       out_dtype=dtypes[1])
@@ -1683,7 +1697,7 @@ def test_twin_dtypes_take_the_measured_rows_twin(op, dtypes, twin, scope, M, N, 
 
 def test_twin_rules():
     """tools/build_kernels.py: a twin is named by its dtypes; rows of the twin combination itself suppress the
-    twin rows; a twinned kernel whose name lacks its dtypes stops the build."""
+    twin rows of the same bucket and shape; a twinned kernel whose name lacks its dtypes stops the build."""
     from source_modules import load_source
     bk = load_source("tools/build_kernels.py", "flygemm_build_kernels")
     twins = {("gemm_a16w16", "bf16", "bf16"): [("fp16", "fp16")]}
@@ -1695,7 +1709,9 @@ def test_twin_rules():
     (twin,) = bk.twin_rows("sm_90a", [row], twins)
     assert twin == dict(row, in_dtype="fp16", out_dtype="fp16", kernel="gemm_a16w16.fp16.fp16.t64x32x64.sk8.sw.sm90a")
     own = dict(row, op="gemm_a16w16", in_dtype="fp16", out_dtype="fp16", kernel="k_fp16")
-    assert bk.twin_rows("sm_90a", [row, own], twins) == []
+    assert bk.twin_rows("sm_90a", [row, own], twins) == []   # the twin dtypes' own row of that bucket and shape
+    elsewhere = dict(own, m_max=64)                          # ... replaces the copies there and only there
+    assert bk.twin_rows("sm_90a", [row, elsewhere], twins) == [twin]
     with pytest.raises(SystemExit, match="must contain"):
         bk.kernel_twins(twins, "gemm_a16w16", "bf16", "bf16", "gemm_a16w16_t64x32")
     defaults_only = {("gemm_a16w16", "bf16", "bf16"): [("fp16", "fp16", "default")]}
@@ -1734,7 +1750,8 @@ def test_twin_kernels_are_built_for_every_row_kernel(op, dtypes, twin, scope):
     used = {r["kernel"] for r in mine if scope == "all" or r["N"] == r["K"] == 0}
     assert used
     old, new = ".{}.{}.".format(*dtypes), ".{}.{}.".format(*twin)
-    twins_built = {n for n, s in specs.items() if s.get("twin_of") in {r["kernel"] for r in mine}}
+    twins_built = {n for n, s in specs.items()
+                   if s.get("twin_of") in {r["kernel"] for r in mine} and (s["in_dtype"], s["out_dtype"]) == twin}
     assert twins_built == {n.replace(old, new, 1) for n in used} - {n for n, s in specs.items() if "twin_of" not in s}
     for name in used:
         twin_spec = specs[name.replace(old, new, 1)]
@@ -1744,7 +1761,7 @@ def test_twin_kernels_are_built_for_every_row_kernel(op, dtypes, twin, scope):
                {k: v for k, v in specs[name].items() if k not in ignore}
         if twin_spec["family"] == "gemm_splitk_decode":
             cfg = fam.Config.from_spec(twin_spec)
-            assert (cfg.in_dtype, cfg.out_dtype, cfg.out_bytes) == (twin[0], twin[1], 2)
+            assert (cfg.in_dtype, cfg.out_dtype, cfg.out_bytes) == (twin[0], twin[1], 4 if twin[1] == "fp32" else 2)
     assert any(bk.row_base_op(r["op"]) == op and (r["in_dtype"], r["out_dtype"]) == twin for r in rows)
 
 

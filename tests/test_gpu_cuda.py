@@ -68,6 +68,29 @@ def test_a16w16_out_variant_poisoned(in_dtype, out_dtype, with_bias, layout):
 
 
 @requires_cuda
+@pytest.mark.parametrize("M", [1, 7, 16, 64, 128, 1000, 4097])
+@pytest.mark.parametrize("N,K", [(2112, 1536), (1000, 4128)])
+@pytest.mark.parametrize("in_dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_a16w16_fp32_output_through_the_table(in_dtype, N, K, M):
+    """fp32 outputs take the kernels of the bf16 default rows (sm_90a.twins.csv: decode kernels at small M, swapped
+    and split-K tiles in between, the ping-pong tile at large M), not the one 128 x 128 tile they ran at every M
+    before; bias on odd M, poisoned output with guard rows."""
+    a, w, bias = rand_operands(M, N, K, in_dtype, seed=M * 5 + N + K)
+    bias = bias if M % 2 else None
+    pick = flygemm.explain("gemm_a16w16", M, N, K, in_dtype, "cuda", out_dtype=torch.float32)
+    assert ".fp32." in pick["kernel"] and pick["source"] == "default", pick
+    ref = torch.ops.flygemm.gemm_a16w16(a, w, bias, torch.float32)
+    buf, view = guarded_out(M, N, torch.float32, "cuda")
+    torch.ops.flygemm.gemm_a16w16_out(a.cuda(), w.cuda(), None if bias is None else bias.cuda(), torch.float32,
+                                      out=view)
+    torch.cuda.synchronize()
+    assert not torch.isnan(view).any(), "output not fully written"
+    check_guards(buf, M, N)
+    err = rel_fro(view, ref)
+    assert err <= 1e-2, f"{pick['kernel']}: rel err {err:.3e}"
+
+
+@requires_cuda
 def test_a16w16_strided_activation_and_empty():
     M, N, K = 65, 128, 256
     a, w, _ = rand_operands(M, N, K, torch.bfloat16, seed=5)

@@ -1,7 +1,8 @@
 """GPU tests of the CUDA split-K decode family (kernels/cuda/gemm_splitk_decode.py; skipped without an
 NVIDIA GPU): gemm_a16w16 (bf16), gemm_a8w8 (fp8, per-token/per-channel and per-tensor scales),
-gemm_a8w8_blockscale, gemm_mxfp8 and gemm_mxfp4, all with bf16 output, for decode sizes M <= 16; and the fp16
-gemm_a16w16 twins of the bf16 kernels (kernels/configs/sm_90a.twins.csv: fp16 in, fp16 out).
+gemm_a8w8_blockscale, gemm_mxfp8 and gemm_mxfp4, all with bf16 output, for decode sizes M <= 16; and the dtype twins
+of the bf16-output kernels (kernels/configs/sm_90a.twins.csv): fp16 gemm_a16w16, the fp8 ops' fp16 outputs, and the
+fp32 outputs of gemm_a16w16 (bf16 / fp16 in) and gemm_a8w8.
 
 Every case runs through the real op (the _out variant writing into a NaN-poisoned view with padded
 rows and guard rows), once with the split_k of the dispatch table and once pinned through
@@ -137,12 +138,12 @@ def each_pinned_case(kernels, K, monkeypatch):
                 yield pin, M
 
 
-def check_fp16_twice(call, M, N, expect, label):
-    """call(out) writes an [M, N] fp16 result into out: twice into NaN-poisoned outputs with guard rows, each fully
-    written with the guards intact, within 1e-2 (relative Frobenius) of expect, the two bitwise equal."""
+def check_twice(call, M, N, expect, label, out_dtype=torch.float16):
+    """call(out) writes an [M, N] result of out_dtype into out: twice into NaN-poisoned outputs with guard rows, each
+    fully written with the guards intact, within 1e-2 (relative Frobenius) of expect, the two bitwise equal."""
     views = []
     for _ in range(2):
-        buf, view = guarded_out(M, N, torch.float16, "cuda")
+        buf, view = guarded_out(M, N, out_dtype, "cuda")
         call(view)
         torch.cuda.synchronize()
         assert not torch.isnan(view).any(), f"{label}: output not fully written"
@@ -239,7 +240,7 @@ def test_fp16_twin_kernels_match_oracle(monkeypatch):
         for pin, M in each_pinned_case(twins, K, monkeypatch):
             b = bd if M % 2 else None
             expect = ref[:M] if M % 2 else ref[:M].float() - bias.reshape(1, -1)
-            check_fp16_twice(lambda out: torch.ops.flygemm.gemm_a16w16_out(xd[:M], wd, b, None, out=out),
+            check_twice(lambda out: torch.ops.flygemm.gemm_a16w16_out(xd[:M], wd, b, None, out=out),
                              M, N, expect, f"{pin} M={M} K={K}")
     monkeypatch.delenv("FLYGEMM_FORCE_KERNEL")
     for M, N_, K_ in [(1, 2048, 7168), (16, 2048, 7168), (1, 16384, 7168), (16, 16384, 7168)]:
@@ -249,35 +250,42 @@ def test_fp16_twin_kernels_match_oracle(monkeypatch):
         assert fp["split_k"] == bf["split_k"]
 
 
+# (op, in dtype, out dtype) of the decode kernels that copy the bf16-output default rows (sm_90a.twins.csv rows=default)
+OUT_TWINS = [("gemm_a8w8", "fp8_e4m3fn", "fp16"), ("gemm_a8w8_blockscale", "fp8_e4m3fn", "fp16"),
+             ("gemm_a8w8", "fp8_e4m3fn", "fp32"), ("gemm_a16w16", "bf16", "fp32"), ("gemm_a16w16", "fp16", "fp32")]
+TORCH_OF = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+
+
 @requires_cuda
-@pytest.mark.parametrize("op", ["gemm_a8w8", "gemm_a8w8_blockscale"])
-def test_fp16_out_twin_kernels_match_oracle(op, monkeypatch):
-    """Every fp16-output decode kernel of an fp8 op (the twins of the bf16-output ones: the same kernel, the
-    epilogue rounds to fp16 once) pinned at M = 1 / 7 / 16 on the ragged N = 272 with its small K and with K = 7168,
-    split_k 1, one that does not divide the K tiles, and 16; per-token / per-channel (blockscale: block) scales, bias
-    on odd M, the CPU oracle with fp16 output; NaN-poisoned fp16 output with guard rows, two runs bitwise equal.
-    Then through the dispatch table at the issue-5 shapes: an fp16-output twin from the default rows."""
-    twins = decode_kernels(op, ("fp8_e4m3fn", "fp16"))
+@pytest.mark.parametrize("op,in_code,out_code", OUT_TWINS, ids=lambda v: v)
+def test_out_dtype_twin_kernels_match_oracle(op, in_code, out_code, monkeypatch):
+    """Every decode kernel of an op's fp16 or fp32 output (the twins of the bf16-output ones: the same kernel, the
+    epilogue or the split-K reduce rounds once to the output dtype) pinned at M = 1 / 7 / 16 on the ragged N = 272 with
+    its small K and with K = 7168, split_k 1, one that does not divide the K tiles, and 16; per-token / per-channel
+    (blockscale: block) scales, bias on odd M, the CPU oracle with that output dtype; NaN-poisoned output with guard
+    rows, two runs bitwise equal. Then through the dispatch table at the issue-5 shapes: a twin from the default rows,
+    never the one 128 x 128 tile every such call ran before."""
+    twins = decode_kernels(op, (in_code, out_code))
     if not twins:
-        pytest.skip(f"no fp16-output {op} decode kernel in this build")
-    N = 272
+        pytest.skip(f"no {in_code} -> {out_code} {op} decode kernel in this build")
+    N, out_dtype = 272, TORCH_OF[out_code]
     for K in sorted({small_k(k) for k in twins} | {7168}):
         args, bias, _ = problem(op, N, K)
-        ref = getattr(torch.ops.flygemm, op)(*(t.cpu() for t in args), bias.cpu(), torch.float16)
-        assert ref.dtype == torch.float16
+        if in_code == "fp16":  # gemm_a16w16's fp16 operands: the bf16 problem's values, rounded to fp16
+            args = tuple(t.half() for t in args)
+        ref = getattr(torch.ops.flygemm, op)(*(t.cpu() for t in args), bias.cpu(), out_dtype)
+        assert ref.dtype == out_dtype
         op_out = getattr(torch.ops.flygemm, op + "_out")
         for pin, M in each_pinned_case(twins, K, monkeypatch):
             b = bias if M % 2 else None
             expect = ref[:M] if M % 2 else ref[:M].float() - bias.cpu().reshape(1, -1)
-            check_fp16_twice(lambda out: op_out(*rows(args, op, M), b, None, out=out),
-                             M, N, expect, f"{pin} M={M} K={K}")
+            check_twice(lambda out: op_out(*rows(args, op, M), b, out_dtype, out=out),
+                        M, N, expect, f"{pin} M={M} K={K}", out_dtype)
     monkeypatch.delenv("FLYGEMM_FORCE_KERNEL")
-    # the fp8 twins copy the default rows only (sm_90a.twins.csv rows=default): the issue-5 shapes' fp16-output picks
-    # come from those, never the one 128 x 128 tile every fp16-output call ran before
     for M, N_, K_ in [(1, 2048, 7168), (16, 2048, 7168), (1, 16384, 7168), (16, 16384, 7168)]:
-        fp = flygemm.explain(op, M, N_, K_, torch.float8_e4m3fn, "cuda", out_dtype=torch.float16)
-        assert ".fp8_e4m3fn.fp16." in fp["kernel"] and fp["source"] == "default", (M, N_, K_, fp)
-        assert ".t128x128x128.sm90a" not in fp["kernel"], (M, N_, K_, fp)
+        fp = flygemm.explain(op, M, N_, K_, args[0].dtype, "cuda", out_dtype=out_dtype)
+        assert f".{in_code}.{out_code}." in fp["kernel"] and fp["source"] == "default", (M, N_, K_, fp)
+        assert ".t128x128x" not in fp["kernel"], (M, N_, K_, fp)
 
 
 @requires_cuda

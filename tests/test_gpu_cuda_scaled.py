@@ -115,6 +115,23 @@ def test_a8w8_out_dtypes_bias_layouts(in_dtype, out_dtype, with_bias, layout):
 
 
 @requires_cuda
+@pytest.mark.parametrize("M", [1, 7, 16, 64, 128, 1000, 4097])
+@pytest.mark.parametrize("N,K", [(2112, 1536), (1000, 4128)])
+@pytest.mark.parametrize("in_dtype", [FP8, INT8], ids=["fp8", "int8"])
+def test_a8w8_fp32_output_through_the_table(in_dtype, N, K, M):
+    """fp32 outputs take the kernels of the bf16-output default rows (sm_90a.twins.csv: decode kernels at small M,
+    swapped and split-K tiles in between, the ping-pong tile at large M), not the one 128 x 128 tile they ran at every
+    M before; per-token / per-channel scales, bias on odd M, poisoned output with guard rows."""
+    a, w, sa, sw, bias = quantize_a8w8(M, N, K, in_dtype, "token", "channel", seed=M * 5 + N + K)
+    bias = bias if M % 2 else None
+    pick = flygemm.explain("gemm_a8w8", M, N, K, in_dtype, "cuda", out_dtype=torch.float32)
+    assert f".{DTYPE_CODE[in_dtype]}.fp32." in pick["kernel"] and pick["source"] == "default", pick
+    ref = torch.ops.flygemm.gemm_a8w8(a, w, sa, sw, bias, torch.float32)
+    err = rel_fro(run_out("gemm_a8w8", a, w, sa, sw, bias, torch.float32), ref)
+    assert err <= (1e-5 if in_dtype == INT8 else 1e-2), f"{pick['kernel']}: rel err {err:.3e}"
+
+
+@requires_cuda
 def test_a8w8_functional_variant_and_default_dtype():
     M, N, K = 77, 512, 256
     for in_dtype in (FP8, INT8):

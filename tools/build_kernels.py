@@ -222,15 +222,16 @@ def row_base_op(op: str) -> str:
 
 def twin_rows(arch: str, rows: list[dict], twins: dict | None = None) -> list[dict]:
     """The rows that <arch>.twins.csv (or `twins`, as read_twins returns) adds: each row of a twinned (op, in, out),
-    again for each twin dtype pair with the twin kernel, where `rows` have none of (op, twin_in_dtype,
-    twin_out_dtype) themselves."""
+    again for each twin dtype pair with the twin kernel, except where `rows` have rows of (op, twin_in_dtype,
+    twin_out_dtype) themselves for the same bucket and shape (m_max, N, K): measured rows of the twin's own dtypes
+    replace the copies there (the fp32-output rows past M = 4096), and only there."""
     twins = read_twins(arch) if twins is None else twins
-    own = {(row_base_op(r["op"]), r["in_dtype"], r["out_dtype"]) for r in rows}
+    own = {(row_base_op(r["op"]), r["in_dtype"], r["out_dtype"], r["m_max"], r["N"], r["K"]) for r in rows}
     out = []
     for r in rows:
         base = row_base_op(r["op"])
         for ti, to, name in kernel_twins(twins, base, r["in_dtype"], r["out_dtype"], r["kernel"], row=r):
-            if (base, ti, to) not in own:
+            if (base, ti, to, r["m_max"], r["N"], r["K"]) not in own:
                 out.append(dict(r, in_dtype=ti, out_dtype=to, kernel=name))
     return out
 

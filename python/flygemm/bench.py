@@ -80,7 +80,10 @@ def fp8_dtype(device: torch.device) -> torch.dtype:
 
 
 def scaled_out_dtype(op: str, variant: str) -> torch.dtype:
-    """The output dtype of an fp8 op's variant: "fp16" / "<scaling>_fp16" write fp16, the others bf16."""
+    """The output dtype of a variant: "fp32" / "<scaling>_fp32" write fp32; an fp8 op's "fp16" / "<scaling>_fp16"
+    fp16; the others bf16 (gemm_a16w16's "fp16" variant: fp16 operands, whose default output is fp16)."""
+    if variant.endswith("fp32"):
+        return torch.float32
     return torch.float16 if op != "gemm_a16w16" and variant.endswith("fp16") else torch.bfloat16
 
 
@@ -95,11 +98,14 @@ def make_problem(op: str, variant: str, M: int, N: int, K: int, device: torch.de
     a32 = torch.randn(M, K, generator=gen, device=gen.device)
     w32 = torch.randn(N, K, generator=gen, device=gen.device) / math.sqrt(K)
     f8 = fp8_dtype(device)
-    if op == "gemm_a16w16":   # variant "fp16": fp16 operands and output, else bf16
+    out = scaled_out_dtype(op, variant)
+    if op == "gemm_a16w16":   # variant "fp16": fp16 operands and output; "fp32": bf16 operands, fp32 output
         dt = torch.float16 if variant == "fp16" else torch.bfloat16
         a, w = a32.to(dt).to(device), w32.to(dt).to(device)
+        if out == torch.float32:  # torch's peer: aten::mm.dtype (cuBLAS writing fp32; CUDA only)
+            peer = (lambda: torch.mm(a, w.t(), out_dtype=out)) if device.type == "cuda" else None  # noqa: E731
+            return (a, w, None, out), peer, 2 * (M * K + N * K) + 4 * M * N
         return (a, w), (lambda: torch.mm(a, w.t())), 2 * (M * K + N * K + M * N)
-    out = scaled_out_dtype(op, variant)
     if op == "gemm_a8w8":
         if variant.startswith("per_tensor"):
             qa, sa = quant.quantize_fp8_per_tensor(a32, f8)
@@ -115,7 +121,8 @@ def make_problem(op: str, variant: str, M: int, N: int, K: int, device: torch.de
             fast = TORCH_FP8_FAST_ACCUM
             peer = lambda: torch._scaled_mm(qa, qw.t(), ta, tb, out_dtype=out,  # noqa: E731
                                             use_fast_accum=fast)
-        return (qa, qw, sa, sw) + out_dtype_args(out), peer, M * K + N * K + 2 * M * N + 4 * (sa.numel() + sw.numel())
+        return (qa, qw, sa, sw) + out_dtype_args(out), peer, \
+            M * K + N * K + out.itemsize * M * N + 4 * (sa.numel() + sw.numel())
     if op == "gemm_a8w8_blockscale":
         qa, sa = quant.quantize_fp8_blockscale_act(a32, dtype=f8)
         qw, sw = quant.quantize_fp8_blockscale_weight(w32, dtype=f8)
@@ -128,7 +135,8 @@ def make_problem(op: str, variant: str, M: int, N: int, K: int, device: torch.de
                                                 torch.cat([sa, sa[:1].expand(16 - M, sa.shape[1])]))
             ta, tb = psa.t().contiguous().t(), sw.t()
             peer = lambda: torch._scaled_mm(pa, qw.t(), ta, tb, out_dtype=out)  # noqa: E731
-        return (qa, qw, sa, sw) + out_dtype_args(out), peer, M * K + N * K + 2 * M * N + 4 * (sa.numel() + sw.numel())
+        return (qa, qw, sa, sw) + out_dtype_args(out), peer, \
+            M * K + N * K + out.itemsize * M * N + 4 * (sa.numel() + sw.numel())
     if op == "gemm_mxfp8":
         qa, sa = quant.quantize_mxfp8(a32)
         qw, sw = quant.quantize_mxfp8(w32)
@@ -144,8 +152,9 @@ def make_problem(op: str, variant: str, M: int, N: int, K: int, device: torch.de
 
 # the variants a run times by default, and every variant make_problem knows (--variants picks among these)
 VARIANTS = {"gemm_a8w8": ("per_tensor", "per_token"), }
-KNOWN_VARIANTS = {"gemm_a16w16": ("-", "fp16"),
-                  "gemm_a8w8": ("per_tensor", "per_token", "per_tensor_fp16", "per_token_fp16"),
+KNOWN_VARIANTS = {"gemm_a16w16": ("-", "fp16", "fp32"),
+                  "gemm_a8w8": ("per_tensor", "per_token", "per_tensor_fp16", "per_token_fp16", "per_tensor_fp32",
+                                "per_token_fp32"),
                   "gemm_a8w8_blockscale": ("-", "fp16")}
 
 
@@ -480,8 +489,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-check", action="store_true", help="skip the oracle check (large shapes)")
     ap.add_argument("--variants", default=None, help="comma-separated variants to time instead of each op's "
                     "default ones: per_tensor / per_token (gemm_a8w8; per_tensor_fp16 / per_token_fp16 with fp16 "
-                    "output), fp16 (gemm_a16w16 with fp16 operands and output, gemm_a8w8_blockscale with fp16 "
-                    "output; '-' is bf16); each op times those it knows, and one that knows none of them is an error")
+                    "output, per_tensor_fp32 / per_token_fp32 with fp32 output), fp16 (gemm_a16w16 with fp16 operands "
+                    "and output, gemm_a8w8_blockscale with fp16 output; '-' is bf16), fp32 (gemm_a16w16: bf16 "
+                    "operands, fp32 output, against torch.mm(..., out_dtype=torch.float32)); each op times those it "
+                    "knows, and one that knows none of them is an error")
     ap.add_argument("--json", help="also write the rows as JSON to this file")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--torch-fast-accum", action="store_true", help="time the gemm_a8w8 peer "
