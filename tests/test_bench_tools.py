@@ -641,3 +641,19 @@ def test_kernel_dtype_names_cover_every_operand_and_output_dtype_of_the_kernel_l
             seen |= {row["in_dtype"], row["out_dtype"]}
     assert {"fp4_e2m1_x2", "fp8_e4m3fn", "fp8_e4m3fnuz", "bf16"} <= seen
     assert seen <= names, f"kernel dtypes without a torch dtype in bench.KERNEL_DTYPE_NAMES: {sorted(seen - names)}"
+
+
+def test_ptxas_info_reads_the_ptxas_lines():
+    """tools/ptxas_info.py: registers, barriers, stack and spills from ptxas' own lines (the largest where several
+    entry functions report), and the count of compiler-inserted wgmma waits (C7517); nothing reported: None."""
+    ptxas_info = _load_tools_module("ptxas_info")
+    log = ("remark[ptxas info]: ptxas output: ptxas info    : (C7517) wgmma.wait_group is injected in around line 684\n"
+           "ptxas info    : Function properties for kernel_a\n"
+           "ptxas         .     24 bytes stack frame, 24 bytes spill stores, 16 bytes spill loads\n"
+           "ptxas info    : Used 168 registers, used 16 barriers\n"
+           "ptxas info    : Function properties for kernel_b\n"
+           "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+           "ptxas info    : Used 40 registers, used 1 barriers\n")
+    assert ptxas_info.summarize(log) == {"registers": 168, "barriers": 16, "stack_bytes": 24, "spill_stores": 24,
+                                         "spill_loads": 16, "injected_waits": 1}
+    assert ptxas_info.summarize("no ptxas here")["registers"] is None
