@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Seventy-third session's device call (carry ["build/kslim"], made by tools/slim_kernels.sh). On an H200: the full final
-# (tools/probes/any-61.sh). Elsewhere: the fp32 tile A/B past M = 4096 (tools/probes/fp32-tiles-73.pairs, 3 rounds) and,
+# (tools/probes/any-61.sh). Elsewhere: the fp32 tile A/B past M = 4096 (tools/probes/fp32-tiles-73.pairs, 2 rounds) and,
 # with the time left of DEADLINE seconds, the fuzz at two new seeds under memcheck. Redirect stdout outside $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,7 +17,7 @@ DEADLINE=${DEADLINE:-570}
 source tools/device_env.sh
 python3 setup.py build_ext --inplace > "$OUT/build.log" 2>&1 || { tail -n 30 "$OUT/build.log"; exit 1; }
 echo "built at ${SECONDS}s"
-timeout "${AB_T:-330}" python3 tools/ab.py --pairs tools/probes/fp32-tiles-73.pairs --rounds 3 > "$OUT/ab.txt" 2>&1
+timeout "${AB_T:-330}" python3 tools/ab.py --pairs tools/probes/fp32-tiles-73.pairs --rounds 2 > "$OUT/ab.txt" 2>&1
 echo "ab rc=$? at ${SECONDS}s ($(grep -c median "$OUT/ab.txt") pairs)"
 left=$((DEADLINE - SECONDS))
 if [ "$left" -gt 170 ]; then
