@@ -1658,6 +1658,11 @@ TWINNED = [("gemm_a16w16", ("bf16", "bf16"), ("fp16", "fp16"), "all"),
 
 # The tile of the fp32-output rows past M = 4096 (sm_90a.csv), which replace the twin copies of that bucket.
 FP32_ROWS_PAST_4096 = {"gemm_a16w16": "t128x256x64", "gemm_a8w8": "t128x256x128"}
+# Of the shapes test_twin_dtypes_take_the_measured_rows_twin asks about, those whose fp32 rows past M = 4096 are exact
+# rows of the layer (seventy-third session, H100 A/B), by (op, N, K, M): the tile they name.
+FP32_EXACT_PAST_4096 = {("gemm_a16w16", 57344, 8192, 16384): "t192x192x64",
+                        ("gemm_a16w16", 2112, 7168, 16384): "t128x128x64.pp",
+                        ("gemm_a8w8", 2112, 7168, 16384): "t128x128x128.pp"}
 
 
 def without_exact_rows(rows: str, dtypes: tuple) -> str:
@@ -1680,7 +1685,9 @@ def test_twin_dtypes_take_the_measured_rows_twin(op, dtypes, twin, scope, M, N, 
     base = op.split(".")[0]
     if twin[1] == "fp32" and twin[0] != "int8" and M > 4096:  # sm_90a.csv's own fp32 rows past M = 4096 answer there
         picked = lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=twin[0], out_dtype="fp32")
-        assert picked == (f"{base}.{twin[0]}.fp32.{FP32_ROWS_PAST_4096[base]}.sm90a", 1, "default")
+        exact = FP32_EXACT_PAST_4096.get((base, N, K, M))
+        tile, source = (exact, "table") if exact else (FP32_ROWS_PAST_4096[base], "default")
+        assert picked == (f"{base}.{twin[0]}.fp32.{tile}.sm90a", 1, source)
         return
     measured_rows = rows if scope == "all" else without_exact_rows(rows, dtypes)
     measured = lookup(M, N, K, kernels=kernels, rows=measured_rows, arch="sm_90a", op=op, in_dtype=dtypes[0],
@@ -1693,6 +1700,40 @@ def test_twin_dtypes_take_the_measured_rows_twin(op, dtypes, twin, scope, M, N, 
         assert picked[0].replace(new, old, 1) in {line.split(",")[0] for line in kernels.splitlines()}
     else:
         assert picked == (measured[0].replace(old, new, 1), measured[1], measured[2])
+
+
+def fp32_exact_rows_past_4096():
+    """sm_90a.csv's exact (N, K) rows with fp32 output past M = 4096: (op, in_dtype, m_max, N, K, kernel)."""
+    from source_modules import ROOT as root
+    with open(root / "kernels/configs/sm_90a.csv") as f:
+        rows = [r for r in csv.reader(line for line in f if not line.startswith("#")) if len(r) >= 8]
+    return [(r[1], r[2], int(r[4]), int(r[5]), int(r[6]), r[7]) for r in rows
+            if r[3] == "fp32" and r[5] != "0" and 4096 < int(r[4]) < 2**62]
+
+
+def test_fp32_exact_rows_past_4096_answer_their_buckets():
+    """The fp32 rows measured at M = 8192 / 16384 on the LLM layers (seventy-third session) answer M = 4097..8192 /
+    8193..16384 of their layer with their kernel, for per-tensor and per-token calls alike (no row of the row-scales
+    op or of a twin takes them over), bf16 and fp16 the same kernels; past M = 16384 the layer goes back to the 128 x 256
+    default row."""
+    rows = fp32_exact_rows_past_4096()
+    assert len(rows) >= 30
+    ops = {}
+    for op, in_dtype, m_max, N, K, kernel in rows:
+        ops.setdefault(op, sm90a_tables(op))
+        kernels, table = ops[op]
+        assert lookup(m_max, N, K, kernels=kernels, rows=table, arch="sm_90a", op=op, in_dtype=in_dtype,
+                      out_dtype="fp32") == (kernel, 1, "table")
+        far = lookup(16385, N, K, kernels=kernels, rows=table, arch="sm_90a", op=op, in_dtype=in_dtype,
+                     out_dtype="fp32")
+        assert far == (f"{op}.{in_dtype}.fp32.{FP32_ROWS_PAST_4096[op]}.sm90a", 1, "default")
+    a16 = {(m, n, k, kern.replace(".bf16.", ".")) for op, dt, m, n, k, kern in rows if dt == "bf16"}
+    assert a16 == {(m, n, k, kern.replace(".fp16.", ".")) for op, dt, m, n, k, kern in rows if dt == "fp16"}
+    for op, in_dtype, m_max, N, K, kernel in rows:
+        if op == "gemm_a8w8":
+            kernels, table = ops[op]
+            assert lookup(m_max, N, K, kernels=kernels, rows=table, arch="sm_90a", op="gemm_a8w8.row_scales",
+                          in_dtype=in_dtype, out_dtype="fp32") == (kernel, 1, "table")
 
 
 def test_twin_rules():
