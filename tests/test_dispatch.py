@@ -1589,7 +1589,8 @@ def test_sm90a_blockscale_defaults_weigh_the_192_row_serial_tiles(M, N, K, kerne
 
 def test_every_exact_row_answers_at_its_own_m_max():
     """An exact row was measured at its m_max: whatever the default rows cost there, the lookup at that M answers the
-    row (csrc/dispatch.cpp cheaper_default_below_m_max yields only below m_max), for every sm_90a row of the tile ops."""
+    row (csrc/dispatch.cpp cheaper_default_below_m_max yields only below m_max), for every sm_90a row of the tile ops,
+    each looked up with its own input / output dtypes (twin rows included)."""
     wrong = []
     for op in ("gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale"):
         kernels, rows = sm90a_tables(op)
@@ -1598,7 +1599,7 @@ def test_every_exact_row_answers_at_its_own_m_max():
             if f[1] != op or f[5] == "0" or int(f[4]) > 1 << 20:
                 continue
             M, N, K = int(f[4]), int(f[5]), int(f[6])
-            got = sm90a_lookup(op, M, N, K)
+            got = lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=f[2], out_dtype=f[3])
             if got[2] != "table":
                 wrong.append((op, M, N, K, got))
     assert not wrong, wrong[:5]
