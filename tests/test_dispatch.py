@@ -1712,13 +1712,20 @@ def fp32_exact_rows_past_4096():
             if r[3] == "fp32" and r[5] != "0" and 4096 < int(r[4]) < 2**62]
 
 
+# The per-token (row-scales) fp32 rows past M = 4096 that keep the 128 x 256 tile where the ping-pong rows lost with
+# per-token scales (seventy-third session): (m_max, N, K).
+FP32_ROW_SCALES_KEEP_T128X256 = {(16384, 6144, 4096), (8192, 8192, 8192), (8192, 10240, 8192), (8192, 28672, 4096)}
+
+
 def test_fp32_exact_rows_past_4096_answer_their_buckets():
     """The fp32 rows measured at M = 8192 / 16384 on the LLM layers (seventy-third session) answer M = 4097..8192 /
-    8193..16384 of their layer with their kernel, for per-tensor and per-token calls alike (no row of the row-scales
-    op or of a twin takes them over), bf16 and fp16 the same kernels; past M = 16384 the layer goes back to the 128 x 256
-    default row."""
-    rows = fp32_exact_rows_past_4096()
+    8193..16384 of their layer with their kernel, bf16 and fp16 the same kernels, and per-token calls too (no twin row
+    takes them over) except on the four layers whose row-scales rows keep the 128 x 256 tile; past M = 16384 the layer
+    goes back to the 128 x 256 default row."""
+    every = fp32_exact_rows_past_4096()
+    rows = [r for r in every if r[0] in FP32_ROWS_PAST_4096]
     assert len(rows) >= 30
+    assert {r[2:5] for r in every if r[0] == "gemm_a8w8.row_scales"} == FP32_ROW_SCALES_KEEP_T128X256
     ops = {}
     for op, in_dtype, m_max, N, K, kernel in rows:
         ops.setdefault(op, sm90a_tables(op))
@@ -1733,6 +1740,8 @@ def test_fp32_exact_rows_past_4096_answer_their_buckets():
     for op, in_dtype, m_max, N, K, kernel in rows:
         if op == "gemm_a8w8":
             kernels, table = ops[op]
+            if (m_max, N, K) in FP32_ROW_SCALES_KEEP_T128X256:
+                kernel = f"gemm_a8w8.{in_dtype}.fp32.t128x256x128.sm90a"
             assert lookup(m_max, N, K, kernels=kernels, rows=table, arch="sm_90a", op="gemm_a8w8.row_scales",
                           in_dtype=in_dtype, out_dtype="fp32") == (kernel, 1, "table")
 
