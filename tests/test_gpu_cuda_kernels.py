@@ -226,9 +226,10 @@ def test_stream_k_core_kernel_matches_oracle_and_is_deterministic(name, shape, m
     assert torch.equal(results[0], results[1]), "stream-K: not bitwise reproducible"
 
 
-def twin_pairs(is_variant_part):
-    """(variant, twin) for every built core kernel whose name has parts that is_variant_part accepts and whose twin,
-    the same name without those parts, is built too."""
+def scale_ring_pairs():
+    """(.stR kernel, its twin without the .stR part) for every such kernel whose twin is built: one of the two loads
+    the blockscale scales into the TMA ring, the other copies them into each stage (scale_tma = 0; .st0 names the
+    in-stage variant of a token-major tile, whose default is the ring, .st4 the ring variant of a .sw tile)."""
     try:
         names = set(core_kernels())
     except Exception:  # noqa: BLE001
@@ -236,18 +237,10 @@ def twin_pairs(is_variant_part):
     pairs = []
     for n in sorted(names):
         parts = n.split(".")
-        variant = [p for p in parts if is_variant_part(p)]
-        twin = ".".join(p for p in parts if p not in variant)
-        if variant and twin in names:
-            pairs.append((n, twin))
+        ring = [p for p in parts if p.startswith("st") and p[2:].isdigit()]
+        if ring and ".".join(p for p in parts if p not in ring) in names:
+            pairs.append((n, ".".join(p for p in parts if p not in ring)))
     return pairs
-
-
-def scale_ring_pairs():
-    """(.stR kernel, its twin without the .stR part): one of the two loads the blockscale scales into the TMA ring,
-    the other copies them into each stage (scale_tma = 0; .st0 names the in-stage variant of a token-major tile,
-    whose default is the ring, .st4 the ring variant of a .sw tile)."""
-    return twin_pairs(lambda p: p.startswith("st") and p[2:].isdigit())
 
 
 # (M, N, K): KB = ceil(K / 128) of 2, 9, 4 and 57 (not multiples of 4: the op layer pads the scale rows), of 8
@@ -286,35 +279,6 @@ def test_scale_ring_kernel_is_bitwise_its_in_stage_twin(pair, shape, monkeypatch
         assert rel_fro(outs[twin].cpu(), ref) <= 1e-2, f"{twin} split {split}"
         for name, out in outs.items():
             assert torch.equal(out, outs[twin]), f"{name} split {split} differs from {twin}"
-
-
-# (M, N, K): one tile (M < tile_m); a ragged last token tile; a single K block; more tiles than SMs, so that each
-# CTA's loop carries a next tile's first K block across an epilogue, with and without a bias.
-EPI_OVERLAP_SHAPES = [(7, 136, 208), (333, 520, 1040), (1000, 2056, 128), (2304, 2056, 512), (4000, 4104, 1024)]
-
-
-@requires_cuda
-@pytest.mark.parametrize("shape", EPI_OVERLAP_SHAPES, ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("pair", twin_pairs(lambda p: p == "eo"), ids=lambda p: p[0])
-def test_epilogue_overlap_kernel_is_bitwise_its_serial_twin(pair, shape, monkeypatch):
-    """A .eo kernel (the next tile's first K block issued before the epilogue) sums and rounds what its serial twin
-    does, in the same order: bitwise equal outputs, and the twin within the oracle's tolerance."""
-    variant, twin = pair
-    k = kernel_info(variant)
-    op, out_name = k["op"], k["out_dtype"]
-    M, N, K = shape
-    for with_bias in (True, False):
-        args, bias, ref = reference(op, k["in_dtype"], out_name, M, N, K, with_bias)
-        cuda_args = [t.cuda() for t in args]
-        outs = {}
-        for name in (twin, variant):
-            monkeypatch.setenv("FLYGEMM_FORCE_KERNEL", f"{name}:1")
-            outs[name] = getattr(torch.ops.flygemm, op)(
-                *cuda_args, None if bias is None else bias.cuda(), TORCH_DTYPE[out_name])
-            torch.cuda.synchronize()
-            monkeypatch.delenv("FLYGEMM_FORCE_KERNEL")
-        assert rel_fro(outs[twin].cpu(), ref) <= 1e-2, f"{twin} {shape} bias {with_bias}"
-        assert torch.equal(outs[variant], outs[twin]), f"{variant} {shape} bias {with_bias} differs from {twin}"
 
 
 def test_forced_kernel_list_is_not_empty_when_built():

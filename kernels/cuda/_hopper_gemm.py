@@ -232,7 +232,7 @@ class GemmConfig:
     def __init__(self, in_dtype="bf16", out_dtype=None, tile_m=128, tile_n=128, tile_k=None,
                  stages=0, mma_wg=0, raster_group=8, cluster_m=1, cluster_n=1, epi_stages=0,
                  overlap=1, release_scope="cta", split=0, promote=0, pingpong=0, swap_ab=0,
-                 scale_tma=None, epi_overlap=0):
+                 scale_tma=None):
         fam = self.FAMILY
         self.in_dtype = norm_dtype(fam, in_dtype, self.IN_DTYPES)
         self.out_dtype = norm_dtype(fam, out_dtype or in_dtype, self.OUT_DTYPES)
@@ -271,15 +271,6 @@ class GemmConfig:
         self.overlap = int(overlap)
         if self.overlap not in (0, 1):
             raise ValueError(f"{fam}: overlap must be 0 or 1")
-        # epi_overlap = 1 (the `.eo` kernels; serial blockscale, whole tiles): the next tile's first K block
-        # is issued before this tile's epilogue, so its wgmma runs while the epilogue rounds and stores (the
-        # promoted sum and the scratch accumulator are separate registers, so both fit as they are).
-        self.epi_overlap = int(epi_overlap)
-        if self.epi_overlap not in (0, 1):
-            raise ValueError(f"{fam}: epi_overlap must be 0 or 1")
-        if self.epi_overlap and (self.MAINLOOP != "blockscale" or self.overlap or int(split) or int(pingpong)):
-            raise ValueError(f"{fam}: epi_overlap is for the serial blockscale mainloop (overlap=0) of whole "
-                             f"tiles (no split-K, no ping-pong)")
         # Memory-model scope of a consumer's release arrive on a cluster's stage barriers (local
         # and peer CTA alike, through its shared::cluster address): "cta" is the .release.cta
         # arrive of CUTLASS / DeepGEMM multicast pipelines (wgmma.wait_group has already retired
@@ -477,7 +468,6 @@ class GemmConfig:
             release_scope=p.get("release_scope", "cta"), split=p.get("split", 0),
             promote=p.get("promote", 0), pingpong=p.get("pingpong", 0),
             swap_ab=p.get("swap_ab", 0), scale_tma=p.get("scale_tma"),
-            epi_overlap=p.get("epi_overlap", 0),
         )
 
     def meta(self) -> dict:
@@ -504,8 +494,7 @@ class GemmConfig:
             "persistent": True, "warp_specialized": True,
             "mainloop": self.MAINLOOP_TEXT + (
                 "; wgmma of block kb+1 in flight while block kb is promoted"
-                if self.MAINLOOP == "blockscale" and self.overlap else "") + (
-                "; the next tile's first K block in flight during the epilogue" if self.epi_overlap else ""),
+                if self.MAINLOOP == "blockscale" and self.overlap else ""),
             "epilogue": self.EPILOGUE_TEXT,
         }
 
@@ -576,7 +565,6 @@ def kernel_base_class():
             self.mcast_a = cfg.cluster_n > 1
             self.mcast_b = cfg.cluster_m > 1
             self.bs_overlap = bool(cfg.overlap)
-            self.epi_overlap = bool(cfg.epi_overlap)
             self.release_scope = cfg.release_scope
             # A, W and out are all "row major": K-major operands, N-major output.  swap_ab: the
             # kernel's output tile is out^T, so its view of `out` is M-major (column major).
@@ -1090,27 +1078,6 @@ def kernel_base_class():
             warpgroup.commit_group()
             # returned so that the caller rebinds it: the ACCUMULATE field set here is a traced
             # value that must be carried through the caller's loops
-            return tiled_mma, seq
-
-        @cute.jit
-        def _bs_issue_serial(self, mainloop, read_state, scales, tiled_mma, tCrA, tCrB, acc_blk, s_row,
-                             thr_row0, lane, kt, kt_first, kt_last, seq, num_k_blocks: cutlass.Constexpr):
-            """blockscale, serial mainloop: waits for the stage of `read_state`, issues its wgmmas into
-            `acc_blk` (overwritten) as one committed group, then reads the block's combined scales into
-            `s_row` while they run: the promotion needs them only after the wait, and read before the issue
-            they delayed every block's wgmmas (forty-fourth session: 2-3% at large M on t192x128 / t128x192 /
-            t128x160, H200; the overlapped mainloop reads them before the issue, _bs_issue: reading them
-            after it there was 0.4-2.9% slower on t128x128). Returns (tiled_mma, scale group count)."""
-            mainloop.consumer_wait(read_state)
-            # orders the previous promotion's reads of acc_blk before the wgmma overwrites it
-            warpgroup.fence()
-            tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
-            for kb in cutlass.range_constexpr(num_k_blocks):
-                cute.gemm(tiled_mma, acc_blk, tCrA[(None, None, kb, read_state.index)],
-                          tCrB[(None, None, kb, read_state.index)], acc_blk)
-                tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
-            warpgroup.commit_group()
-            seq = self._bs_stage_scales(read_state, scales, s_row, thr_row0, lane, kt, kt_first, kt_last, seq)
             return tiled_mma, seq
 
         @cute.jit
@@ -1773,13 +1740,6 @@ def kernel_base_class():
                 tiles_done = Int32(0)
                 cur, end = self._work_range(tile_first + team * tile_step, tile_step, num_m_tiles, num_n_tiles,
                                             k_tiles, split_k)
-                if cutlass.const_expr(self.mainloop_kind == "blockscale" and self.epi_overlap):
-                    # each tile's K block 0 is in flight when its loop turn starts: the first tile's from here
-                    acc.fill(0.0)
-                    if cur < end:
-                        tiled_mma, scale_seq = self._bs_issue_serial(
-                            mainloop, read_state, scales, tiled_mma, tCrA, tCrB, acc_blk, s_row, thr_row0, lane,
-                            Int32(0), Int32(0), k_tiles - 1, scale_seq, num_k_blocks)
                 while cur < end:
                     if cutlass.const_expr(self.teams > 1):
                         # Ping-pong turns: a team starts its mainloop only after the other team has
@@ -1894,43 +1854,31 @@ def kernel_base_class():
                             release_state.advance()
                             self._bs_promote(acc, acc_blk, s_row, first_atoms)
 
-                    if cutlass.const_expr(self.mainloop_kind == "blockscale" and not self.bs_overlap
-                                          and not self.epi_overlap):
+                    if cutlass.const_expr(self.mainloop_kind == "blockscale" and not self.bs_overlap):
                         # ---------------- mainloop: per K block wgmma -> scale -> fp32 promotion
                         acc.fill(0.0)
                         for kt in cutlass.range(kt_begin, kt_begin + k_count, unroll=1):
-                            tiled_mma, scale_seq = self._bs_issue_serial(
-                                mainloop, read_state, scales, tiled_mma, tCrA, tCrB, acc_blk, s_row, thr_row0, lane,
-                                kt, kt_begin, kt_begin + k_count - 1, scale_seq, num_k_blocks)
+                            mainloop.consumer_wait(read_state)
+                            warpgroup.fence()
+                            tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
+                            for kb in cutlass.range_constexpr(num_k_blocks):
+                                cute.gemm(tiled_mma, acc_blk,
+                                          tCrA[(None, None, kb, read_state.index)],
+                                          tCrB[(None, None, kb, read_state.index)], acc_blk)
+                                tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+                            warpgroup.commit_group()
+                            # the block's scales are read while its wgmmas run: the promotion needs them only
+                            # after the wait, and read before the issue they delayed every block's wgmmas
+                            # (forty-fourth session: 2-3% at large M on t192x128 / t128x192 / t128x160, H200;
+                            # the overlapped mainloop above reads them before the issue: reading them after it
+                            # there was 0.4-2.9% slower on t128x128)
+                            scale_seq = self._bs_stage_scales(read_state, scales, s_row, thr_row0, lane, kt,
+                                                              kt_begin, kt_begin + k_count - 1, scale_seq)
                             warpgroup.wait_group(0)
                             # the stage's operands and scales have been read
                             self._consumer_release(mainloop, read_state)
                             read_state.advance()
                             self._bs_promote(acc, acc_blk, s_row, first_atoms)
-
-                    if cutlass.const_expr(self.mainloop_kind == "blockscale" and self.epi_overlap):
-                        # ---------------- mainloop as above, but the tile's first K block was issued before
-                        # the previous tile's epilogue, or before the loop (whole tiles: every piece runs K blocks
-                        # 0 .. k_tiles - 1): block 0 is peeled, the loop over the others is the serial loop's. A loop
-                        # turned the other way (wait -> promote -> issue, one block in flight across its back edge)
-                        # ran 5-14% slower, growing with K (H200, seventy-fourth session)
-                        warpgroup.wait_group(0)
-                        self._consumer_release(mainloop, read_state)
-                        read_state.advance()
-                        self._bs_promote(acc, acc_blk, s_row, first_atoms)
-                        for kt in cutlass.range(kt_begin + 1, kt_begin + k_count, unroll=1):
-                            tiled_mma, scale_seq = self._bs_issue_serial(
-                                mainloop, read_state, scales, tiled_mma, tCrA, tCrB, acc_blk, s_row, thr_row0, lane,
-                                kt, kt_begin, kt_begin + k_count - 1, scale_seq, num_k_blocks)
-                            warpgroup.wait_group(0)
-                            self._consumer_release(mainloop, read_state)
-                            read_state.advance()
-                            self._bs_promote(acc, acc_blk, s_row, first_atoms)
-                        if nxt < end:
-                            # the next tile's K block 0 runs on the tensor cores during this tile's epilogue
-                            tiled_mma, scale_seq = self._bs_issue_serial(
-                                mainloop, read_state, scales, tiled_mma, tCrA, tCrB, acc_blk, s_row, thr_row0, lane,
-                                Int32(0), Int32(0), k_tiles - 1, scale_seq, num_k_blocks)
 
                     if cutlass.const_expr(not (self.mainloop_kind == "plain" and self.promote == 0)):
                         self._pass_turn(order_bar, team)
@@ -1977,18 +1925,12 @@ def kernel_base_class():
                             epi_acc, tCcC, has_bias, bias_t, bias_len, gC, gC_last, row_shift, m_idx,
                             n_idx, tma_atom_c, sC, tiled_copy_r2s, tRS_sD, tRS_rAcc, tRS_rD, tRS_rD_out,
                             epi_bar, store_pipe, is_store_warp, epi_count, epi_base)
-                    if cutlass.const_expr(self.mainloop_kind == "blockscale" and self.epi_overlap):
-                        acc.fill(0.0)   # after the epilogue has read it; block 0's wgmma writes acc_blk meanwhile
                     if cutlass.const_expr(self.teams > 1):
                         read_state.advance(k_tiles * (self.teams - 1))
                         release_state.advance(k_tiles * (self.teams - 1))
                     cur = nxt
                     tiles_done += 1
 
-                if cutlass.const_expr(self.mainloop_kind == "blockscale" and self.epi_overlap):
-                    # nothing is in flight here (the last tile issued no next block), but ptxas cannot tell:
-                    # without this wait it serialized the loop's wgmmas (C7517)
-                    warpgroup.wait_group(0)
                 if is_store_warp:
                     store_pipe.producer_tail()
 
@@ -2257,9 +2199,8 @@ def kernel_name(fam: Family, cfg: GemmConfig) -> str:
     pingpong = ".pp" if cfg.pingpong else ""
     swap = ".sw" if cfg.swap_ab else ""
     scale_tma = f".st{cfg.scale_tma}" if cfg.scale_tma != cfg.scale_tma_default else ""
-    epi_overlap = ".eo" if cfg.epi_overlap else ""
     return (f"{fam.name}.{cfg.in_dtype}.{cfg.out_dtype}.t{cfg.tile_m}x{cfg.tile_n}x{cfg.tile_k}"
-            f"{cluster}{split}{promote}{pingpong}{swap}{scale_tma}{epi_overlap}")
+            f"{cluster}{split}{promote}{pingpong}{swap}{scale_tma}")
 
 
 def build(fam: Family, spec: dict, out_dir: pathlib.Path) -> dict:

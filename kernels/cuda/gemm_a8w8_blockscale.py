@@ -14,10 +14,8 @@ accumulator, then add scratch * a_scale[m, kb] * w_scale[nb, kb] to the fp32 acc
 registers. With param overlap=1 (default) there are two scratch accumulators used alternately:
 block kb+1's wgmma is issued before block kb is promoted (wgmma wait depth 1; block kb's stage is
 released once its wgmma has retired), so the tensor cores work through the promotion; overlap=0
-waits for each block's wgmma before promoting it; with overlap=0 and epi_overlap=1 (the `.eo` kernels)
-the next tile's first block is issued before the epilogue, so its wgmma runs while the promoted sum
-is rounded and stored (the cooperative epilogue otherwise leaves the tensor cores idle). The
-promotion itself is the same per 128-K block either way. Where tile_n divides 128 one w_scale value covers the tile per K block; other
+waits for each block's wgmma before promoting it. The promotion itself is the same per 128-K
+block either way. Where tile_n divides 128 one w_scale value covers the tile per K block; other
 widths (80 / 96 / 112, more tiles per wave; 144 / 160 / 192 with serial promotion, less shared
 memory traffic per flop) cross one 128-column boundary at an n8 atom, the stage
 holds both w_scale values and the promotion, unrolled for the tile's boundary atom, uses the first
