@@ -622,7 +622,7 @@ def test_explain_on_linked_table():
 def sm90a_tables(op="gemm_mxfp4"):
     """The sm_90a kernels and dispatch rows of an op as the build reads them (kernels/configs/sm_90a*.csv),
     in the test op's CSV form; the decode kernels' K requirement, CTAs per SM and bulk ring from their family's
-    Config; a tile kernel's area_speed and by_cost params (csrc/dispatch.cpp) as the build passes them. The rows
+    Config, the tile kernels' from theirs; a tile kernel's area_speed and by_cost params (csrc/dispatch.cpp) as the build passes them. The rows
     include the op's scaling-restricted ones ("gemm_a8w8.row_scales"), and both add the dtype twins
     (kernels/configs/sm_90a.twins.csv) as tools/build_kernels.py does."""
     op = op.split(".")[0]
@@ -634,13 +634,18 @@ def sm90a_tables(op="gemm_mxfp4"):
     table = [r for r in csv.reader(line for line in open(root / "kernels/configs/sm_90a.csv")
                                    if line.startswith("sm_90a,"))]
     by_name = {r[0]: r for r in listed}
+    # a tile kernel's K requirement is its family's (16-byte TMA rows: 8 bf16 / 16 fp8; MX: one 32-block), as
+    # _hopper_gemm.build / gemm_mxfp.build report it to the registry
+    families = {f: load_source(f"kernels/cuda/{f}.py", f"k_align_{f}")
+                for f in {r[1] for r in listed if r[2] == op and r[1] != "gemm_splitk_decode"}}
+    k_align = {f: m.FAMILY_SPEC.k_align if hasattr(m, "FAMILY_SPEC") else m.MX_BLOCK for f, m in families.items()}
     listed += [[s["name"], *by_name[s["twin_of"]][1:3], s["in_dtype"], s["out_dtype"], *by_name[s["twin_of"]][5:]]
                for s in bk.read_kernel_specs("sm_90a") if "twin_of" in s]   # the build's own twin list
     kernels = []
     for r in listed:
         if r[2] != op:
             continue
-        k_multiple, max_split, per_sm, bulk = 32, 16, 0, 0
+        k_multiple, max_split, per_sm, bulk = k_align.get(r[1], 0), 16, 0, 0
         params = {k: int(v) if v.isdigit() else v for k, v in (kv.split("=") for kv in r[9].split(";") if kv)}
         if r[1] == "gemm_splitk_decode":
             cfg = fam.Config.from_spec({"op": r[2], "tile_m": int(r[6]), "tile_n": int(r[7]),
