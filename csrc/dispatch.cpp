@@ -443,27 +443,35 @@ const DispatchRow* cheaper_by_cost_row(const KernelTable& t, const std::vector<c
 // kernels fell far behind: 16 x 32768 x 512 took 2.58x (m16n16, one CTA per SM) and 1.25x (m16n32, two) the time of
 // the .sw tile kernel, 16 x 24576 x 1536 1.43x / 1.07x (sixty-fifth session, H100, kernel time,
 // docs/measurements/2026-12-06-h100-65-m16-offtable-*). So a list falls back where it did before they were added.
+// Only rows whose kernel meets the shape's alignment count, then any such row: a bucket whose first row needs more
+// (sm_90a MXFP8 M <= 8: the .wg kernels want K % 256 == 0, the list's last row K % 32) had answered with that row, and
+// the call ran the first kernel of its kind in the kernel list instead of the bucket's (seventy-fifth session).
 bool fixed_split_decode_row(const KernelTable& t, const DispatchRow& r) {
   const KernelRecord* k = record_by_name(t, r.kernel);
   return k && r.split_k > 0 && meta_int(*k, "min_blocks_per_sm") > 0;
 }
 
 const DispatchRow* fallback_row(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
-                                const DispatchRow* first) {
+                                const DispatchRow* first, const Query& q) {
+  const DispatchRow* fitting = nullptr;
   for (const DispatchRow* r : rows) {
-    if (r->m_max == first->m_max && !fixed_split_decode_row(t, *r)) return r;
+    const KernelRecord* k = r->m_max == first->m_max ? record_by_name(t, r->kernel) : nullptr;
+    if (!k || !satisfies(*k, q)) continue;
+    if (!fixed_split_decode_row(t, *r)) return r;
+    if (!fitting) fitting = r;
   }
-  return first;
+  return fitting ? fitting : first;
 }
 
 // Default rows may name several kernels for one M bucket, in order of preference: the first whose
 // kernel meets the shape's alignment (sm_90a MXFP4: the .wgn decode kernels need K % 128 == 0, the row
 // after them takes any K % 32 == 0), fits in one wave and is not short of CTAs as above answers (the last row: see
-// cheapest_waves_row), unless a by_cost row is cheaper (cheaper_by_cost_row); none: the first row (fallback_row).
+// cheapest_waves_row), unless a by_cost row is cheaper (cheaper_by_cost_row); none: the first row that meets the
+// alignment (fallback_row).
 const DispatchRow* first_fitting_default(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
                                          const DispatchRow* picked, const Query& q) {
   if (!picked) return picked;
-  picked = fallback_row(t, rows, picked);
+  picked = fallback_row(t, rows, picked, q);
   const DispatchRow* last = nullptr;
   for (const DispatchRow* r : rows) {
     const KernelRecord* k = r->m_max == picked->m_max ? record_by_name(t, r->kernel) : nullptr;

@@ -4,6 +4,8 @@ as CSV text, plus flygemm.explain / flygemm.info."""
 import csv
 import itertools
 import json
+import math
+import random
 
 import pytest
 import torch
@@ -713,6 +715,7 @@ def sm90a_lookup(op, M, N, K, device_name=""):
     (200, 8192, 8192, "gemm_mxfp.mxfp4.fp4_e2m1_x2.bf16.regroup.sm90a", "default"),
     (129, 4096, 4096, "gemm_mxfp.mxfp4.fp4_e2m1_x2.bf16.regroup.sm90a", "default"),
     (4096, 4096, 4064, "gemm_mxfp.mxfp4.fp4_e2m1_x2.bf16.regroup.sm90a", "default"),
+    (1, 25648, 10048, "mxfp4.fp4_e2m1_x2.bf16.m8n32.sm90a", "default"),   # the first row meeting K % 32 (see MXFP8)
 ])
 def test_sm90a_mxfp4_decode_rows(M, N, K, kernel, source):
     """The MXFP4 decode rows measured on the H200 (sm_90a.csv, 2026-11-30) through the production lookup:
@@ -737,6 +740,11 @@ def test_sm90a_mxfp4_decode_rows(M, N, K, kernel, source):
     (40, 4096, 4096, "m64n64k128.s2.p1.img", "default"),
     (24, 4096, 4096, "m16n64.wg", "default"),
     (40, 4096, 4064, "m16n32", "default"),
+    # K % 256 != 0 where the bucket's m8n32 row is past one wave at its automatic split: no row passes the list's
+    # rules, so the first that meets the alignment answers (it had been the first kernel of the kind in the kernel
+    # list, outside the bucket; seventy-fifth session)
+    (1, 2880, 5760, "m8n32", "default"),
+    (1, 25648, 10048, "m8n32", "default"),
 ])
 def test_sm90a_mxfp8_decode_rows(M, N, K, kernel, source):
     """The MXFP8 decode rows measured on the H200 (sm_90a.csv, sixteenth session) through the production lookup."""
@@ -746,6 +754,22 @@ def test_sm90a_mxfp8_decode_rows(M, N, K, kernel, source):
 
 
 DEC = "gemm_splitk_decode."
+
+
+@pytest.mark.parametrize("op, in_dtype", [("gemm_a16w16", "bf16"), ("gemm_a8w8", "fp8_e4m3fn"),
+                                          ("gemm_a8w8_blockscale", "fp8_e4m3fn"), ("gemm_mxfp8", "fp8_e4m3fn"),
+                                          ("gemm_mxfp4", "fp4_e2m1_x2")])
+def test_sm90a_random_shapes_answer_from_the_rows(op, in_dtype):
+    """Shapes no row was tuned for (N, K multiples of 32 over 512..32768, M 1..16384, log-uniform) are answered by
+    the table's or default rows, never by the any-kernel fallback: every default bucket holds a row for any K % 32 == 0
+    (seventy-fifth session: MXFP8 / MXFP4 at M <= 8 with K % 256 / % 128 != 0 were not)."""
+    kernels, rows = sm90a_tables(op)
+    rng = random.Random(75)
+    dim = lambda: 32 * round(math.exp(rng.uniform(math.log(512), math.log(32768))) / 32)  # noqa: E731
+    for _ in range(300):
+        M, N, K = max(1, round(math.exp(rng.uniform(0.0, math.log(16384))))), dim(), dim()
+        got = lookup(M, N, K, kernels=kernels, rows=rows, arch="sm_90a", op=op, in_dtype=in_dtype)
+        assert got[2] in ("table", "default"), (M, N, K, got)
 
 
 @pytest.mark.parametrize("op, in_dtype, M, N, K, kernel, split_k, source", [
