@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Seventy-fifth session: torch / fly on 48 random shapes (tools/probes/wild-75.py, seed 75) for bf16, fp8 per-tensor,
 # per-token and blockscale, to find the shapes users would hit that no row was tuned for; then the SM clock of fp8 and
-# blockscale at 8192^3 back to back (is blockscale's gap to fp8 a power-cap gap?). Logs and JSON into $OUT; the worst
-# rows last.
+# blockscale at 8192^3 back to back (is blockscale's gap to fp8 a power-cap gap?), and the GPU fuzz at a new seed. Logs
+# and JSON into $OUT; the worst rows last.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
@@ -27,4 +27,8 @@ if [ "${WILD_CLOCK:-1}" = 1 ]; then
   echo "clock at $((SECONDS - start)) s"
   tail -n 4 "$OUT/clock-fp8.txt" "$OUT/clock-bs.txt"
 fi
+# the dispatch change of this session (a bucket's first aligned row) on the GPU: the fuzz at a new seed
+FLYGEMM_FUZZ_SEED=${WILD_FUZZ_SEED:-251} timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_gpu_fuzz.py \
+  > "$OUT/fuzz.log" 2>&1
+echo "fuzz seed ${WILD_FUZZ_SEED:-251} rc $?: $(tail -n 1 "$OUT/fuzz.log")"
 python3 tools/probes/wild_worst.py --top 40 "$OUT"/wild-*.json | tee "$OUT/wild-worst.txt" | cut -c1-170
