@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Seventy-fifth session: the pairs file (tools/ab.py --pairs) that weighs other tiles on the worst rows of the random-shape
-sweep (tools/probes/wild-75.sh; H100, docs/PERF.md): A = what the table picks, B = a candidate, bf16 and fp8 per-tensor."""
+sweep (tools/probes/wild-75.sh; H100, docs/PERF.md): A = what the table picks, B = a candidate, bf16 and fp8 per-tensor.
+The large-M rows (LARGE_M, --large) are left out by default: tools/probes/by-cost-large-m-75.pairs weighs the 192-row tiles
+the M > 4096 buckets now list on them."""
+import sys
 
 LARGE_M = ["5168x1728x21568", "4286x576x6336", "15085x5312x2240", "8101x1216x2624", "1672x3584x784"]
 WIDE = ["397x12560x832", "825x3648x20096", "689x3136x12464"]
@@ -13,7 +16,8 @@ SPLIT_TILES = ["t128x64x{k}.sk8.sw:2", "t128x64x{k}.sk8.sw:4", "t64x128x{k}.sk8:
 
 def main() -> None:
     print(__doc__.replace("\n", "\n# ").join(["# ", ""]))
-    for shapes, tiles in ((LARGE_M, BIG_TILES), (SPLIT, SPLIT_TILES), (WIDE, BIG_TILES)):
+    groups = ((LARGE_M, BIG_TILES),) if "--large" in sys.argv else ()
+    for shapes, tiles in groups + ((SPLIT, SPLIT_TILES), (WIDE, BIG_TILES)):
         for shape in shapes:
             for op, (variant, prefix, tile_k) in OPS.items():
                 for tile in tiles:
