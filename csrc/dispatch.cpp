@@ -413,12 +413,46 @@ bool few_enough_waves_for_by_cost(const KernelRecord& k, const Query& q) {
   return (token_tiles(k, q) + one_wave(q) - 1) / one_wave(q) <= kByCostMaxWaves;
 }
 
+// Past M = 4096 (the bf16 / fp8 buckets whose first-fit pick is the ping-pong t128x128) a by_cost row must be more
+// than 3% cheaper. The ping-pong tile stores one warpgroup's tile while the other runs its mainloop; the 192-row
+// tiles (cooperative) stop their tensor cores for it, which the wave model does not see, and that share grows as the
+// K loop shortens. Seventy-fifth session (H100, tools/ab.py, tools/probes/by-cost-large-m-75.pairs, 41 pairs at
+// M = 4286..16384, 2 rounds, the larger ratio; docs/measurements/2026-12-07-h100-75-by-cost-ab.txt), by_cost pick /
+// ping-pong time: with K rows of 8 KiB or more (bf16 K >= 4096, fp8 K >= 8192) 0.575-0.977 on the 20 pairs predicted
+// 0.944 or cheaper, 1.010 on the one predicted 0.963 (fp8 12000 x 2560 x 14336); shorter, 1.003-1.131 on 12 of the 15
+// predicted 0.876-0.963 (fp8 K = 2048: 1.08-1.13) and 0.964-0.998 on three, 0.608-0.872 on the five predicted 0.83 or
+// cheaper (N = 576, where the 128-column tiles' last column tile runs half empty). The forty-eighth session's 3%
+// (above) was measured at M = 136..4000 and stays there.
+constexpr int64_t kByCostPingPongAboveM = 4096;
+constexpr int64_t kByCostLongKBytes = 8192;
+constexpr double kByCostPingPongMargin = 0.05;
+constexpr double kByCostPingPongShortKMargin = 0.15;
+
+bool ping_pong(const KernelRecord& k) {
+  return k.meta_json && std::strstr(k.meta_json, "\"schedule\": \"pingpong\"") != nullptr;
+}
+
+int64_t k_row_bytes(const Query& q) {
+  switch (q.in_dtype) {
+    case DType::bf16:
+    case DType::fp16: return 2 * q.K;
+    case DType::fp32: return 4 * q.K;
+    case DType::fp4_e2m1_x2: return q.K / 2;
+    default: return q.K;  // 8-bit
+  }
+}
+
+double by_cost_margin(const KernelRecord& pick, const Query& q) {
+  if (q.M <= kByCostPingPongAboveM || !ping_pong(pick)) return kByCostMargin;
+  return k_row_bytes(q) >= kByCostLongKBytes ? kByCostPingPongMargin : kByCostPingPongShortKMargin;
+}
+
 const DispatchRow* cheaper_by_cost_row(const KernelTable& t, const std::vector<const DispatchRow*>& rows,
                                        const DispatchRow* pick, const Query& q) {
   const KernelRecord* pk = pick ? record_by_name(t, pick->kernel) : nullptr;
   if (!pk || !plain_tile_row(*pick, *pk) || by_cost_row(*pick, *pk)) return pick;
   const DispatchRow* best = pick;
-  double best_cost = (1.0 - kByCostMargin) * wave_cost(*pk, q);
+  double best_cost = (1.0 - by_cost_margin(*pk, q)) * wave_cost(*pk, q);
   int64_t best_area = 0;
   for (const DispatchRow* r : rows) {
     if (r->m_max != pick->m_max) continue;

@@ -42,20 +42,21 @@ struct ParsedTable {
 
 // kernels_csv lines: name,arch,op,in_dtype,out_dtype,k_multiple,n_multiple,max_split_k
 //                    [,tile_n,tile_k[,w_layout[,role[,tile_m,swap_ab[,min_blocks_per_sm,w_bulk[,stream_k[,area_speed
-//                    [,by_cost]]]]]]]]
+//                    [,by_cost[,schedule]]]]]]]]]
 //                    (w_layout plain (default) or preshuffled; role: the record's meta "role", e.g. mx_to_bf16,
 //                    may be empty; swap_ab 1: a swapped-operand tile kernel, tile_m weight rows by tile_n tokens;
 //                    min_blocks_per_sm, w_bulk: a decode kernel's CTAs per SM and bulk-ring depth, 0 or empty
 //                    for other kernels; stream_k 1: a tile kernel with the stream-K mode; area_speed: the kernels
-//                    csv param of that name, per mille, 0 or empty when absent; by_cost 1: the kernels csv param of that name)
+//                    csv param of that name, per mille, 0 or empty when absent; by_cost 1: the kernels csv param of that name;
+//                    schedule: the record's meta "schedule", e.g. pingpong, may be empty)
 // rows_csv lines:    arch,op,in_dtype,out_dtype,m_max,N,K,kernel,split_k
 void parse_into(ParsedTable& t, const std::string& kernels_csv, const std::string& rows_csv) {
   for (const std::string& line : split(kernels_csv, '\n')) {
     if (line.empty()) continue;
     auto f = split(line, ',');
     TORCH_CHECK(f.size() == 8 || f.size() == 10 || f.size() == 11 || f.size() == 12 || f.size() == 14 ||
-                    f.size() == 16 || f.size() == 17 || f.size() == 18 || f.size() == 19,
-                "dispatch_lookup: kernel line needs 8, 10, 11, 12, 14, 16, 17, 18 or 19 fields: ", line);
+                    f.size() == 16 || f.size() == 17 || f.size() == 18 || f.size() == 19 || f.size() == 20,
+                "dispatch_lookup: kernel line needs 8, 10, 11, 12, 14, 16, 17, 18, 19 or 20 fields: ", line);
     KernelRecord k{};
     k.name = t.keep(f[0]);
     k.arch = t.keep(f[1]);
@@ -76,7 +77,7 @@ void parse_into(ParsedTable& t, const std::string& kernels_csv, const std::strin
       k.tile_m = std::stoi(f[12]);
       if (f[13] == "1") meta += std::string(meta.empty() ? "" : ", ") + "\"swap_ab\": true";
     }
-    for (size_t i = 14; i < f.size(); ++i) {
+    for (size_t i = 14; i < std::min<size_t>(f.size(), 19); ++i) {
       const char* key = i == 14   ? "min_blocks_per_sm"
                         : i == 15 ? "w_bulk"
                         : i == 16 ? "stream_k"
@@ -84,6 +85,7 @@ void parse_into(ParsedTable& t, const std::string& kernels_csv, const std::strin
                                   : "by_cost";
       if (!f[i].empty() && f[i] != "0") meta += std::string(meta.empty() ? "" : ", ") + "\"" + key + "\": " + f[i];
     }
+    if (f.size() >= 20 && !f[19].empty()) meta += std::string(meta.empty() ? "" : ", ") + "\"schedule\": \"" + f[19] + "\"";
     k.meta_json = meta.empty() ? "" : t.keep("{" + meta + "}");
     t.table.kernels.push_back(&t.kernels.emplace_back(k));
   }

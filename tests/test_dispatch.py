@@ -458,7 +458,7 @@ def test_empty_tables_raise_not_implemented():
 
 
 def test_bad_csv_is_rejected():
-    with pytest.raises(RuntimeError, match="kernel line needs 8, 10, 11, 12, 14, 16, 17, 18 or 19 fields"):
+    with pytest.raises(RuntimeError, match="kernel line needs 8, 10, 11, 12, 14, 16, 17, 18, 19 or 20 fields"):
         lookup(8, kernels="k,gfx942,gemm_a8w8\n")
     with pytest.raises(RuntimeError, match="row line needs 9 fields"):
         lookup(8, rows="gfx942,gemm_a8w8,fp8_e4m3fnuz\n")
@@ -624,7 +624,8 @@ def test_explain_on_linked_table():
 def sm90a_tables(op="gemm_mxfp4"):
     """The sm_90a kernels and dispatch rows of an op as the build reads them (kernels/configs/sm_90a*.csv),
     in the test op's CSV form; the decode kernels' K requirement, CTAs per SM and bulk ring from their family's
-    Config, the tile kernels' from theirs; a tile kernel's area_speed and by_cost params (csrc/dispatch.cpp) as the build passes them. The rows
+    Config, the tile kernels' from theirs; a tile kernel's area_speed and by_cost params and its schedule (ping-pong or not;
+    csrc/dispatch.cpp) as the build passes them. The rows
     include the op's scaling-restricted ones ("gemm_a8w8.row_scales"), and both add the dtype twins
     (kernels/configs/sm_90a.twins.csv) as tools/build_kernels.py does."""
     op = op.split(".")[0]
@@ -658,7 +659,8 @@ def sm90a_tables(op="gemm_mxfp4"):
         swap = params.get("swap_ab", 0)
         stream_k = int(max_split > 1 and not swap and r[1] != "gemm_splitk_decode")  # GemmConfig.stream_k
         kernels.append(f"{r[0]},sm_90a,{r[2]},{r[3]},{r[4]},{k_multiple},1,{max_split},{r[7]},{r[8]},{r[5]},,{r[6]},"
-                       f"{swap},{per_sm},{bulk},{stream_k},{params.get('area_speed', 0)},{params.get('by_cost', 0)}")
+                       f"{swap},{per_sm},{bulk},{stream_k},{params.get('area_speed', 0)},{params.get('by_cost', 0)},"
+                       f"{'pingpong' if params.get('pingpong') else ''}")
     dicts = [dict(zip(("arch", "op", "in_dtype", "out_dtype", "m_max", "N", "K", "kernel", "split_k"), r[:9]))
              for r in table]
     rows = [",".join(d.values()) for d in dicts + bk.twin_rows("sm_90a", dicts) if bk.row_base_op(d["op"]) == op]
@@ -1568,8 +1570,17 @@ BS = "gemm_a8w8_blockscale.fp8_e4m3fn.bf16"
     ("gemm_a8w8", 20000, 5120, 5120, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),
     ("gemm_a8w8", 4200, 512, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.sm90a"),   # 33 x 4 tiles: one wave
     # 40 x 5 tiles fill 76% of two waves' SM slots: the two 128 x 128 rows cost the same, so the last (ping-pong) row
-    # stays (H200 A/B, forty-sixth session: 0.970 of the cooperative tile's time)
-    ("gemm_a16w16", 5120, 640, 4096, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),
+    # stayed (H200 A/B, forty-sixth session: 0.970 of the cooperative tile's time); since the seventy-fifth session the
+    # by_cost t192x160 (27 x 4 tiles, one wave; 0.963 of the ping-pong tile's time on an H100) answers
+    ("gemm_a16w16", 5120, 640, 4096, "gemm_a16w16.bf16.bf16.t192x160x64.sm90a"),
+    # the M > 4096 by_cost rows against the ping-pong pick (csrc/dispatch.cpp by_cost_margin; seventy-fifth session,
+    # tools/probes/by-cost-large-m-75.pairs): 5% cheaper with K rows of 8 KiB or more, 15% with shorter ones
+    ("gemm_a8w8", 5168, 1728, 21568, "gemm_a8w8.fp8_e4m3fn.bf16.t192x192x128.sm90a"),      # predicted 0.826, 0.575
+    ("gemm_a8w8", 12000, 2560, 14336, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),  # 0.963: 1.010
+    ("gemm_a8w8", 4500, 3072, 2048, "gemm_a8w8.fp8_e4m3fn.bf16.t128x128x128.pp.sm90a"),    # short K, 0.885: 1.083
+    ("gemm_a8w8", 16384, 576, 4096, "gemm_a8w8.fp8_e4m3fn.bf16.t192x192x128.sm90a"),       # short K, 0.826: 0.778
+    ("gemm_a16w16", 12000, 2112, 4096, "gemm_a16w16.bf16.bf16.t192x160x64.sm90a"),         # 0.944: 0.957
+    ("gemm_a16w16", 6000, 3072, 2048, "gemm_a16w16.bf16.bf16.t128x128x64.pp.sm90a"),       # short K, 0.917: 1.019
 ])
 def test_sm90a_default_rows_of_the_forty_fourth_session(op, M, N, K, kernel):
     """docs/PERF.md, forty-fourth session: off-table blockscale shapes with M > 1024 end at t192x128.serial, bf16 / fp8
