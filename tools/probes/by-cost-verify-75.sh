@@ -11,7 +11,7 @@ fi
 source tools/probes/build_ext.sh
 timeout 150 python3 tools/ab.py --pairs tools/probes/by-cost-oos-75.pairs --rounds 2 > "$OUT/ab.txt" 2>&1
 echo "ab rc $? at $((SECONDS - start)) s ($(grep -c median "$OUT/ab.txt") pairs)"
-timeout 60 python3 -m flygemm bench --ops gemm_a16w16,gemm_a8w8 --shapes 4500x576x4096,4286x576x6336,5168x1728x4096 \
+timeout 120 python3 -m flygemm bench --ops gemm_a16w16,gemm_a8w8 --shapes 4500x576x4096,4286x576x6336,5168x1728x4096 \
   > "$OUT/check.txt" 2>&1
 echo "check rc $? at $((SECONDS - start)) s"
 timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_dispatch.py > "$OUT/test-dispatch.log" 2>&1
