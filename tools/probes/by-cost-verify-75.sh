@@ -5,9 +5,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
-if [ -d build/kslim/sm_90a ]; then  # carried slim kernels (tools/slim_kernels.sh)
-  mkdir -p build/kernels && rm -rf build/kernels/sm_90a && mv build/kslim/sm_90a build/kernels/sm_90a
-fi
+source tools/probes/use_kslim.sh
 source tools/probes/build_ext.sh
 timeout "${AB_T:-130}" python3 tools/ab.py --pairs tools/probes/by-cost-oos-75.pairs --rounds 2 > "$OUT/ab.txt" 2>&1
 echo "ab rc $? at $((SECONDS - start)) s ($(grep -c median "$OUT/ab.txt") pairs)"

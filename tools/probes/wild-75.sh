@@ -6,9 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
-if [ -d build/kslim/sm_90a ]; then  # carried slim kernels (tools/slim_kernels.sh)
-  mkdir -p build/kernels && rm -rf build/kernels/sm_90a && mv build/kslim/sm_90a build/kernels/sm_90a
-fi
+source tools/probes/use_kslim.sh
 source tools/probes/build_ext.sh
 SHAPES=$(python3 tools/probes/wild-75.py --count "${WILD_COUNT:-48}" --seed "${WILD_SEED:-75}")
 run() {  # name ops variants limit

@@ -5,9 +5,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
-if [ -d build/kslim/sm_90a ]; then  # carried slim kernels (tools/slim_kernels.sh)
-  mkdir -p build/kernels && rm -rf build/kernels/sm_90a && mv build/kslim/sm_90a build/kernels/sm_90a
-fi
+source tools/probes/use_kslim.sh
 source tools/probes/build_ext.sh
 cat ${AB_PAIRS:-tools/probes/by-cost-large-m-75.pairs tools/probes/wild-ab-75.pairs} > "$OUT/pairs.txt"
 timeout "${AB_T:-330}" python3 tools/ab.py --pairs "$OUT/pairs.txt" --rounds "${AB_ROUNDS:-2}" \
