@@ -12,7 +12,12 @@ if echo "$name" | grep -q H200 && [ -z "${SKIP_FINAL:-}" ]; then
   bash tools/probes/any-61.sh
   exit
 fi
-bash tools/probes/by-cost-verify-75.sh
+if [ -n "${SKIP_VERIFY:-}" ]; then
+  start=$SECONDS; source tools/probes/use_kslim.sh; source tools/probes/build_ext.sh
+else
+  bash tools/probes/by-cost-verify-75.sh
+  source tools/device_env.sh
+fi
 timeout "${SMALL_N_T:-270}" python3 tools/ab.py --pairs tools/probes/small-n-76.pairs --rounds 2 > "$OUT/small-n.txt" 2>&1
 echo "small-n rc $? at ${SECONDS} s ($(grep -c median "$OUT/small-n.txt") pairs)"
 grep median "$OUT/small-n.txt" | awk '{for (i = 1; i <= NF; i++) if ($i == "median") m = $(i + 1); print $1, $2"x"$3"x"$4, m, $NF}'
