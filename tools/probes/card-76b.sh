@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 start=$SECONDS
 source tools/probes/use_kslim.sh
 source tools/probes/build_ext.sh
-for p in partial-cap-76 mid-m-long-k-76; do
+for p in ${PAIRS:-partial-cap-76 mid-m-long-k-76}; do
   timeout "${AB_T:-150}" python3 tools/ab.py --pairs tools/probes/$p.pairs --rounds 2 > "$OUT/$p.txt" 2>&1
   echo "$p rc $? at $((SECONDS - start)) s ($(grep -c median "$OUT/$p.txt") pairs)"
 done
@@ -17,6 +17,6 @@ echo "check rc $? at $((SECONDS - start)) s"
 timeout "${TD_T:-90}" python3 -m pytest -q -p no:cacheprovider tests/test_dispatch.py -k "explain or sm90a_default or by_cost or split" > "$OUT/test-dispatch.log" 2>&1
 echo "test_dispatch rc $?: $(tail -n 1 "$OUT/test-dispatch.log") at $((SECONDS - start)) s"
 grep -E "^gemm" "$OUT/check.txt" | cut -c1-150
-for p in partial-cap-76 mid-m-long-k-76; do
+for p in ${PAIRS:-partial-cap-76 mid-m-long-k-76}; do
   grep median "$OUT/$p.txt" | awk '{for (i = 1; i <= NF; i++) if ($i == "median") m = $(i + 1); print $1, $2"x"$3"x"$4, $5, $6, m, $NF}'
 done
