@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Seventy-sixth session's second device call (carry ["build/kslim"]): the .sw split capped by its partials' share of the
+# Seventy-sixth session's second device call, run from the branch lead/partial-cap-76 (its csrc/dispatch.cpp caps the .sw split; on main
+# the table is the old pick). Carry ["build/kslim"]: the .sw split capped by its partials' share of the
 # weight bytes (tools/probes/partial-cap-76.pairs, old pick forced against the table), wide unswapped tiles on mid-M long-K
 # layers (tools/probes/mid-m-long-k-76.pairs), the oracle on changed shapes, the dispatch tests on the GPU. Logs into $OUT.
 set -uo pipefail
