@@ -421,8 +421,10 @@ bool few_enough_waves_for_by_cost(const KernelRecord& k, const Query& q) {
 // ping-pong time: with K rows of 8 KiB or more (bf16 K >= 4096, fp8 K >= 8192) 0.575-0.977 on the 20 pairs predicted
 // 0.944 or cheaper, 1.010 on the one predicted 0.963 (fp8 12000 x 2560 x 14336); shorter, 1.003-1.131 on 12 of the 15
 // predicted 0.876-0.963 (fp8 K = 2048: 1.08-1.13) and 0.964-0.998 on three, 0.608-0.872 on the five predicted 0.83 or
-// cheaper (N = 576, where the 128-column tiles' last column tile runs half empty). The forty-eighth session's 3%
-// (above) was measured at M = 136..4000 and stays there.
+// cheaper (N = 576, where the 128-column tiles' last column tile runs half empty). Out of sample (seventy-sixth session,
+// H100, tools/probes/by-cost-oos-75.pairs: 27 other lookups these margins change, per-token and fp16 output among them):
+// 0.918x geomean, 25 faster (0.795-0.993), fp8 16384 x 576 x 2048 1.049, bf16 4500 x 5120 x 14336 1.012. The forty-eighth
+// session's 3% (above) was measured at M = 136..4000 and stays there.
 constexpr int64_t kByCostPingPongAboveM = 4096;
 constexpr int64_t kByCostLongKBytes = 8192;
 constexpr double kByCostPingPongMargin = 0.05;
