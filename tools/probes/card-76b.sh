@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# Seventy-sixth session's second device call, run from the branch lead/partial-cap-76 (its csrc/dispatch.cpp caps the .sw split; on main
-# the table is the old pick). Carry ["build/kslim"]: the .sw split capped by its partials' share of the
+# The .sw split cap's A/B, run from main: applies tools/probes/partial-cap-77.patch to the device's copy of the tree (its
+# csrc/dispatch.cpp caps the .sw split past M = 64 and tests/test_dispatch.py pins it), so the table answers with the capped
+# split while each pair's A side forces the old one. Carry ["build/kslim"]: the .sw split capped by its partials' share of the
 # weight bytes (tools/probes/partial-cap-76.pairs, old pick forced against the table), wide unswapped tiles on mid-M long-K
 # layers (tools/probes/mid-m-long-k-76.pairs), the oracle on changed shapes, the dispatch tests on the GPU. Logs into $OUT.
+# Written in the seventy-sixth session (the cap then lived on a branch that did not survive); unrun as of the seventy-seventh.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
+if git apply --check tools/probes/partial-cap-77.patch 2>/dev/null; then
+  git apply tools/probes/partial-cap-77.patch && echo "applied partial-cap-77.patch"
+else
+  grep -q split_within_partial_share csrc/dispatch.cpp || { echo "partial-cap-77.patch does not apply"; exit 1; }
+fi
 source tools/probes/use_kslim.sh
 source tools/probes/build_ext.sh
 for p in ${PAIRS:-partial-cap-76 mid-m-long-k-76}; do
