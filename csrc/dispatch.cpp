@@ -105,6 +105,32 @@ bool promotes_per_k_block(const KernelRecord& k) { return std::strcmp(k.op, "gem
 bool splits_within_one_wave(const KernelRecord& k) {
   return std::strcmp(k.op, "gemm_mxfp4") == 0 && meta_int(k, "min_blocks_per_sm") > 0 && k.tile_m >= 8 && k.tile_m <= 32;
 }
+
+// Bytes of one weight row (K elements of the input dtype).
+int64_t k_row_bytes(const Query& q) {
+  switch (q.in_dtype) {
+    case DType::bf16:
+    case DType::fp16: return 2 * q.K;
+    case DType::fp32: return 4 * q.K;
+    case DType::fp4_e2m1_x2: return q.K / 2;
+    default: return q.K;  // 8-bit
+  }
+}
+
+// Past M = 64 a non-promoting .sw split over a K of at most 4096 stops where its fp32 partials, written once and read
+// once by the reduce (8 x split x M bytes per output column), would pass half of the weight bytes it streams
+// (k_row_bytes per column): beyond that the split adds more traffic than its extra CTAs hide. Seventy-ninth session
+// (H100, tools/ab.py --pairs tools/probes/partial-cap-76.pairs, 2 rounds, the larger ratio;
+// docs/measurements/2026-12-08-h100-79-partial-cap.txt), capped / old split time over 48 pairs at M = 65..300:
+// K <= 4096 0.949 geomean (28 pairs, 0.799-1.173), K >= 5120 1.063 (20 pairs; 300 x 512 x 7168 cut from 6 to 1:
+// 1.658): past 4096 the K loop of an unsplit CTA costs more than the partials save. Promoting (blockscale) kernels
+// are bound by their consumer warps, not the stream, and keep their split.
+constexpr int64_t kPartialCapAboveM = 64;
+constexpr int64_t kPartialCapMaxK = 4096;
+int64_t split_within_partial_share(const KernelRecord& k, const Query& q, int64_t split) {
+  if (q.M <= kPartialCapAboveM || q.K > kPartialCapMaxK || promotes_per_k_block(k)) return split;
+  return std::min(split, std::max<int64_t>(1, k_row_bytes(q) / (16 * q.M)));
+}
 }  // namespace
 
 bool runs_stream_k(const KernelRecord& k) { return meta_int(k, "stream_k") > 0; }
@@ -125,7 +151,7 @@ int32_t auto_split_k(const KernelRecord& k, const Query& q) {
   const int64_t n_tiles = std::max<int64_t>(1, (q.N + k.tile_n - 1) / std::max(1, k.tile_n));
   int64_t split = 1;
   if (swaps_operands(k)) {
-    split = one_wave(q) / swapped_tiles(k, q);
+    split = split_within_partial_share(k, q, one_wave(q) / swapped_tiles(k, q));
     const bool promoting = promotes_per_k_block(k);
     const int64_t min_split =
         promoting && k_tiles >= kSplitMinKTiles ? kMinSwappedSplitPromoting : kMinSwappedSplit;
@@ -432,16 +458,6 @@ constexpr double kByCostPingPongShortKMargin = 0.15;
 
 bool ping_pong(const KernelRecord& k) {
   return k.meta_json && std::strstr(k.meta_json, "\"schedule\": \"pingpong\"") != nullptr;
-}
-
-int64_t k_row_bytes(const Query& q) {
-  switch (q.in_dtype) {
-    case DType::bf16:
-    case DType::fp16: return 2 * q.K;
-    case DType::fp32: return 4 * q.K;
-    case DType::fp4_e2m1_x2: return q.K / 2;
-    default: return q.K;  // 8-bit
-  }
 }
 
 double by_cost_margin(const KernelRecord& pick, const Query& q) {

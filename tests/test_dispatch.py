@@ -1062,6 +1062,30 @@ def test_sm90a_blockscale_swapped_kernels_split_from_two_over_long_k(M, N, K, ti
         assert sm90a_lookup("gemm_a8w8", M, N, K)[1] != 2
 
 
+BF16_SW = "gemm_a16w16.bf16.bf16.{}.sk8.sw.sm90a"
+FP8_SW = "gemm_a8w8.fp8_e4m3fn.bf16.{}.sk8.sw.sm90a"
+
+
+@pytest.mark.parametrize("op, M, N, K, kernel, split_k", [
+    # past M = 64 and up to K = 4096 a bf16 / fp8 .sw split stops at K-row bytes / (16 M): its fp32 partials
+    # (8 x split x M bytes a column) stay within half the weight bytes (csrc/dispatch.cpp split_within_partial_share)
+    ("gemm_a16w16", 100, 1024, 3072, BF16_SW.format("t64x64x64"), 3),    # 6144 / 1600: 3 (the wave gave 4)
+    ("gemm_a16w16", 120, 512, 4096, BF16_SW.format("t64x64x64"), 4),     # 8192 / 1920: 4 (8)
+    ("gemm_a16w16", 120, 512, 2048, BF16_SW.format("t64x64x64"), 1),     # 2 is below the floor of 3: unsplit
+    ("gemm_a8w8", 65, 768, 3072, FP8_SW.format("t64x64x128"), 1),        # 3072 / 1040: 2, unsplit (5)
+    # past K = 4096 the one-wave split stays
+    ("gemm_a8w8", 65, 512, 7168, FP8_SW.format("t64x64x128"), 8),
+    ("gemm_a8w8", 160, 768, 7168, FP8_SW.format("t64x64x128"), 3),
+    # M <= 64 keeps the one-wave split
+    ("gemm_a8w8", 64, 512, 7168, FP8_SW.format("t64x64x128"), 8),
+    ("gemm_a16w16", 64, 512, 2048, BF16_SW.format("t64x64x64"), 8),
+    # blockscale (promoting) keeps its split: 7168 / 3840 would cap it to 1
+    ("gemm_a8w8_blockscale", 240, 512, 7168, "gemm_a8w8_blockscale.fp8_e4m3fn.bf16.t64x64x128.sk8.sw.sm90a", 4),
+])
+def test_sm90a_swapped_split_capped_by_its_partials_past_m64(op, M, N, K, kernel, split_k):
+    assert sm90a_lookup(op, M, N, K) == (kernel, split_k, "default")
+
+
 @pytest.mark.parametrize("M, N, K, kernel, split_k, source", [
     # thirty-third session: blockscale M = 129..256 lists t64x64.sw first while it fits in one wave (3 token tiles up
     # to M = 192: N <= 2816; 4 up to 256: N <= 2112), then the M = 129..4096 list (A/B: 1.26x over 37 pairs, 1.32x
